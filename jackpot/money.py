@@ -1,0 +1,92 @@
+"""Exact money: integer micro-units, decimal strings at the edge, never float."""
+
+from __future__ import annotations
+
+import re
+from typing import NewType
+
+# One currency unit is 1,000,000 micro-units. Wagers and awards are whole cents
+# (10,000 micro-units); contributions are wager x rate with a rate of at most four
+# decimal places, so every contribution is a whole number of micro-units: sub-cent
+# contributions are carried exactly, never rounded away.
+Money = NewType("Money", int)
+SCALE = 1_000_000
+CENT = 10_000
+ZERO = Money(0)
+
+# Rates and shares: integers over RATE_SCALE (four decimal places: "0.0125" -> 125).
+Rate = NewType("Rate", int)
+RATE_SCALE = 10_000
+FULL_SHARE = Rate(RATE_SCALE)
+
+_MONEY_RE = re.compile(r"^(0|[1-9][0-9]{0,14})(?:\.([0-9]{1,2}))?$")
+_RATE_RE = re.compile(r"^(0|[1-9][0-9]{0,5})(?:\.([0-9]{1,4}))?$")
+
+
+class MoneyError(ValueError):
+    """A money or rate string that is not exact, not positive, or has too many places."""
+
+
+def parse_money(text: str) -> Money:
+    """'12.50' -> Money. At most two decimal places, no sign, no exponent, no float."""
+    if not isinstance(text, str):
+        raise MoneyError("money must be a decimal string such as \"1.00\"")
+    match = _MONEY_RE.match(text)
+    if match is None:
+        raise MoneyError(
+            f"{text!r} is not an amount: a decimal string with at most two places, such as \"1.00\""
+        )
+    whole, frac = match.group(1), match.group(2) or ""
+    return Money(int(whole) * SCALE + int(frac.ljust(2, "0")) * CENT)
+
+
+def parse_rate(text: str) -> Rate:
+    """'0.25' -> Rate(2500). At most four decimal places, between 0 and 1 inclusive."""
+    if not isinstance(text, str):
+        raise MoneyError("a rate must be a decimal string such as \"0.25\"")
+    match = _RATE_RE.match(text)
+    if match is None:
+        raise MoneyError(f"{text!r} is not a rate: a decimal string with at most four places")
+    whole, frac = match.group(1), match.group(2) or ""
+    value = int(whole) * RATE_SCALE + int(frac.ljust(4, "0"))
+    if value > RATE_SCALE:
+        raise MoneyError(f"{text!r} is more than 1")
+    return Rate(value)
+
+
+def format_money(amount: int) -> str:
+    """Money -> '12.50'. Sub-cent micro-units are cut off (displays show whole cents)."""
+    sign = "-" if amount < 0 else ""
+    cents = abs(amount) // CENT
+    return f"{sign}{cents // 100}.{cents % 100:02d}"
+
+
+def format_exact(amount: int) -> str:
+    """Money -> '12.503125': every micro-unit, for audit reports and the journal."""
+    sign = "-" if amount < 0 else ""
+    whole, micros = divmod(abs(amount), SCALE)
+    return f"{sign}{whole}.{micros:06d}"
+
+
+def format_rate(rate: int) -> str:
+    whole, frac = divmod(rate, RATE_SCALE)
+    return f"{whole}.{frac:04d}".rstrip("0").rstrip(".") if frac else f"{whole}.00"
+
+
+def floor_cents(amount: int) -> Money:
+    """Round down to a whole cent: awards are paid in whole cents (DESIGN.md, money)."""
+    return Money(amount - amount % CENT)
+
+
+def is_whole_cents(amount: int) -> bool:
+    return amount % CENT == 0
+
+
+def apply_rate(amount: int, rate: int) -> Money:
+    """amount x rate, exact for whole-cent amounts and four-place rates (no rounding)."""
+    return Money(amount * rate // RATE_SCALE)
+
+
+def share_of(value: int, share: int) -> Money:
+    """A share of a meter's value, rounded down to the cent: the remainder stays in the meter."""
+    return floor_cents(value * share // RATE_SCALE)
