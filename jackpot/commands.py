@@ -1,0 +1,103 @@
+"""The commands the core applies, each with the server time it was accepted at (`now`).
+
+A command is also the journal entry: replaying the same commands in the same order
+gives the same state, because every time the core uses (event times, `now`) and every
+random draw is inside the command. The core never reads a clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jackpot.money import Money, Rate
+
+
+@dataclass(frozen=True, slots=True)
+class BoxWager:
+    """A box's accepted jackpot wagers (the service has already applied 5.4 and 3.5)."""
+
+    box: int
+    wager: Money  # player-hand jackpot wager (0: none)
+    dealer_wager: Money = Money(0)  # singapore_stud dealer-hand wager (1.13: contributes too)
+
+
+@dataclass(frozen=True, slots=True)
+class CloseBets:
+    table: str
+    round: str
+    link: str | None  # None: a table with no meter (western_stud)
+    closed_at: int  # table clock, epoch ms: contributions take effect here
+    now: int
+    wagers: tuple[BoxWager, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MeterClaim:
+    """A hand that wins a share of a meter, priced at its dealt_at (4.5.2 / 4.9.1)."""
+
+    box: int
+    target: str  # "player" or "dealer" (singapore_stud dealer-hand wagers)
+    hand: str
+    share: Rate
+    dealt_at: int
+    meter: str | None = None  # None: the link's first meter
+
+
+@dataclass(frozen=True, slots=True)
+class FixedAward:
+    """A fixed amount or odds award: final at once, paid by the table, not from a meter."""
+
+    box: int
+    kind: str  # fixed, envy, magic_card, lucky_player, lucky_dealer, river
+    hand: str | None
+    amount: Money
+    for_box: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RecordOutcome:
+    table: str
+    round: str
+    now: int
+    claims: tuple[MeterClaim, ...]
+    fixed: tuple[FixedAward, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class VoidRound:
+    table: str
+    round: str
+    now: int
+    reason: str
+    boxes: tuple[int, ...] | None = None  # None: the whole round
+
+
+@dataclass(frozen=True, slots=True)
+class Finalize:
+    """Advance the watermark to `now`: awards it passes become final, in event order."""
+
+    now: int
+
+
+@dataclass(frozen=True, slots=True)
+class SetSeed:
+    link: str
+    meter: str
+    seed: Money
+    now: int
+    by: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ResetMeter:
+    """An operator's reset: takes its place in the timeline at `now`, like an award."""
+
+    link: str
+    meter: str
+    now: int
+    by: str
+    reason: str
+
+
+Command = CloseBets | RecordOutcome | VoidRound | Finalize | SetSeed | ResetMeter

@@ -1,0 +1,33 @@
+"""A floor's jackpot configuration: links, meters and the timing bounds of the watermark."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jackpot.money import Money, Rate
+
+
+@dataclass(frozen=True, slots=True)
+class MeterConfig:
+    id: str
+    seed: Money
+    rate: Rate  # share of each accepted jackpot wager added to the meter
+    reserve_rate: Rate  # share put aside to fund the next reset
+    ceiling: Money | None = None  # beyond it, contributions go to the reserve
+    name: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class LinkConfig:
+    id: str
+    meters: tuple[MeterConfig, ...]
+    name: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """DESIGN.md "When an award is final": all in milliseconds."""
+
+    hold_ms: int = 2_000
+    round_timeout_ms: int = 180_000
+    max_clock_skew_ms: int = 2_000

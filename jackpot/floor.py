@@ -1,0 +1,395 @@
+"""The floor: every link's meters and timeline, every round, applied one command at a time.
+
+The service's single writer owns one Floor and calls `apply` in journal order; replaying
+the same commands gives the same state (see `jackpot.snapshot`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from jackpot.commands import (
+    CloseBets,
+    Command,
+    Finalize,
+    RecordOutcome,
+    ResetMeter,
+    SetSeed,
+    VoidRound,
+)
+from jackpot.config import LinkConfig, Timing
+from jackpot.errors import (
+    ClockSkewError,
+    InvalidCommandError,
+    StaleRoundError,
+    StateConflictError,
+    UnknownError,
+)
+from jackpot.link import Link, applied_contribution, apply_event
+from jackpot.money import RATE_SCALE, Money, apply_rate
+from jackpot.records import (
+    FINAL,
+    PENDING,
+    SETTLED,
+    VOID,
+    AwardRecord,
+    BoxRecord,
+    FixedRecord,
+    ResetRecord,
+    RoundRecord,
+    SeedChange,
+)
+from jackpot.timeline import CONTRIBUTION, RESET, WIN, Event
+
+
+@dataclass(frozen=True, slots=True)
+class BetsResult:
+    round: RoundRecord
+
+
+@dataclass(frozen=True, slots=True)
+class OutcomeResult:
+    round: RoundRecord
+    awards: tuple[AwardRecord, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class VoidResult:
+    round: RoundRecord
+    reversed: tuple[tuple[int, int], ...]  # (box, contribution reversed: meter + reserve)
+    cancelled: tuple[str, ...]  # pending meter awards cancelled
+
+
+@dataclass(frozen=True, slots=True)
+class FinalizeResult:
+    finalized: tuple[AwardRecord | ResetRecord, ...]
+    stale: tuple[RoundRecord, ...]  # rounds that just passed round_timeout
+
+
+Result = BetsResult | OutcomeResult | VoidResult | FinalizeResult | SeedChange | ResetRecord
+
+
+class Floor:
+    def __init__(self, links: Sequence[LinkConfig], timing: Timing) -> None:
+        self.timing = timing
+        self.links: dict[str, Link] = {c.id: Link.new(c) for c in links}
+        self.rounds: dict[tuple[str, str], RoundRecord] = {}
+        self.awards: dict[str, AwardRecord] = {}
+        self.resets: dict[str, ResetRecord] = {}
+        self.seed_changes: list[SeedChange] = []
+        self.now = -(2**62)  # the latest server time seen: never goes back
+
+    # -- dispatch ------------------------------------------------------------------
+
+    def apply(self, command: Command) -> Result:
+        # The server's clock may step back (NTP); the core's time never does. A refused
+        # command changes nothing, not even the time.
+        before = self.now
+        self.now = max(self.now, command.now)
+        try:
+            return self._dispatch(command)
+        except Exception:
+            self.now = before
+            raise
+
+    def _dispatch(self, command: Command) -> Result:
+        if isinstance(command, CloseBets):
+            return self.close_bets(command)
+        if isinstance(command, RecordOutcome):
+            return self.record_outcome(command)
+        if isinstance(command, Finalize):
+            return self.finalize()
+        if isinstance(command, VoidRound):
+            return self.void_round(command)
+        if isinstance(command, SetSeed):
+            return self.set_seed(command)
+        return self.reset_meter(command)
+
+    def link(self, link: str) -> Link:
+        try:
+            return self.links[link]
+        except KeyError:
+            raise UnknownError(f"no link {link!r}", ("link",)) from None
+
+    def round(self, table: str, round_id: str) -> RoundRecord:
+        try:
+            return self.rounds[(table, round_id)]
+        except KeyError:
+            raise UnknownError(f"no bets were recorded for round {round_id!r} at table {table!r}") from None
+
+    # -- bets ------------------------------------------------------------------------
+
+    def close_bets(self, cmd: CloseBets) -> BetsResult:
+        now, timing = self.now, self.timing
+        if cmd.closed_at > now + timing.max_clock_skew_ms:
+            raise ClockSkewError(
+                f"closed_at is {cmd.closed_at - now} ms ahead of the server's clock "
+                f"(max_clock_skew {timing.max_clock_skew_ms} ms)",
+                ("closed_at",),
+            )
+        if now - cmd.closed_at > timing.round_timeout_ms:
+            raise StaleRoundError(
+                f"bets closed {now - cmd.closed_at} ms ago, more than round_timeout "
+                f"({timing.round_timeout_ms} ms): void the round (rule 5.17)",
+                ("closed_at",),
+            )
+        if (cmd.table, cmd.round) in self.rounds:
+            raise StateConflictError(f"round {cmd.round!r} already has bets")
+        link = self.link(cmd.link) if cmd.link is not None else None
+        # Bets that arrive more than `hold` after they closed are late: they take effect
+        # at the current position, never before an award that may already be final.
+        late = now - cmd.closed_at > timing.hold_ms
+        effective = now if late else cmd.closed_at
+        if link is not None:
+            effective = max(effective, link.timeline.watermark)
+        if len({w.box for w in cmd.wagers}) != len(cmd.wagers):
+            raise InvalidCommandError("a box appears twice", ("boxes",))
+        boxes: dict[int, BoxRecord] = {}
+        for w in cmd.wagers:
+            boxes[w.box] = self._contribute(link, cmd.table, effective, w.box, w.wager + w.dealer_wager)
+            boxes[w.box].wager, boxes[w.box].dealer_wager = w.wager, w.dealer_wager
+        holds = link is not None and any(b.event is not None for b in boxes.values())
+        record = RoundRecord(
+            table=cmd.table,
+            round=cmd.round,
+            link=cmd.link,
+            closed_at=cmd.closed_at,
+            effective_at=effective,
+            received_at=now,
+            late=late,
+            boxes=boxes,
+            holds=holds,
+        )
+        self.rounds[(cmd.table, cmd.round)] = record
+        if holds and link is not None:
+            link.open_rounds[(cmd.table, cmd.round)] = effective
+        return BetsResult(record)
+
+    def _contribute(self, link: Link | None, table: str, time: int, box: int, wager: int) -> BoxRecord:
+        if link is None or wager == 0:
+            return BoxRecord(box, 0, 0, (), None)
+        amounts = tuple(
+            (apply_rate(wager, m.rate), apply_rate(wager, m.reserve_rate)) for m in link.config.meters
+        )
+        event = Event(link.timeline.key(time, CONTRIBUTION, table, box), amounts=amounts)
+        link.timeline.push(event)
+        return BoxRecord(box, 0, 0, amounts, event)
+
+    # -- outcome ---------------------------------------------------------------------
+
+    def record_outcome(self, cmd: RecordOutcome) -> OutcomeResult:
+        now, timing = self.now, self.timing
+        rnd = self.round(cmd.table, cmd.round)
+        if rnd.state == VOID:
+            raise StateConflictError(f"round {cmd.round!r} is void")
+        if rnd.state == SETTLED:
+            raise StateConflictError(f"round {cmd.round!r} already has an outcome")
+        link = self.links[rnd.link] if rnd.link is not None else None
+        for i, claim in enumerate(cmd.claims):
+            self._check_claim(rnd, link, i, claim.box, claim.target, claim.dealt_at, claim.meter)
+        if len({(c.box, c.target) for c in cmd.claims}) != len(cmd.claims):
+            raise InvalidCommandError("a box claims the same hand twice", ("claims",))
+        # An outcome after round_timeout is late; so is a win the watermark has passed
+        # (its round's bets were late). Late wins pay the value at the current position.
+        timed_out = now - rnd.effective_at > timing.round_timeout_ms
+        awards: list[AwardRecord] = []
+        for claim in cmd.claims:
+            assert link is not None
+            late = timed_out or rnd.late or claim.dealt_at < link.timeline.watermark
+            effective = now if late else claim.dealt_at
+            index = link.meter_index(claim.meter)
+            key = link.timeline.key(effective, WIN, rnd.table, claim.box)
+            award_id = f"{rnd.table}/{rnd.round}/{claim.box}/{claim.target}"
+            event = Event(key, award=award_id, meter=index, share=claim.share)
+            award = AwardRecord(
+                id=award_id,
+                link=link.id,
+                meter=link.config.meters[index].id,
+                table=rnd.table,
+                round=rnd.round,
+                box=claim.box,
+                target=claim.target,
+                hand=claim.hand,
+                share=claim.share,
+                dealt_at=claim.dealt_at,
+                effective_at=effective,
+                late=late,
+                tiebreak=key[2],
+                claimed_at=now,
+                event=event,
+            )
+            self.awards[award_id] = award
+            link.timeline.push(event)
+            awards.append(award)
+            rnd.awards.append(award_id)
+        rnd.fixed = [FixedRecord(f) for f in cmd.fixed]
+        rnd.state, rnd.outcome_at, rnd.outcome_late = SETTLED, now, timed_out
+        if link is not None:
+            link.open_rounds.pop((rnd.table, rnd.round), None)
+        return OutcomeResult(rnd, tuple(awards))
+
+    def _check_claim(
+        self, rnd: RoundRecord, link: Link | None, i: int, box: int, target: str, dealt_at: int, meter: str | None
+    ) -> None:
+        loc: tuple[str | int, ...] = ("claims", i)
+        record = rnd.boxes.get(box)
+        wager = 0
+        if record is not None and not record.voided:
+            wager = record.dealer_wager if target == "dealer" else record.wager
+        if link is None or wager == 0:
+            raise InvalidCommandError(f"box {box} has no accepted {target}-hand jackpot wager", loc)
+        if dealt_at < rnd.closed_at:
+            raise InvalidCommandError(f"box {box} dealt_at is before the round's closed_at", loc)
+        if dealt_at > self.now + self.timing.max_clock_skew_ms:
+            raise ClockSkewError(f"box {box} dealt_at is ahead of the server's clock", loc)
+        try:
+            link.meter_index(meter)
+        except KeyError:
+            raise InvalidCommandError(f"link {link.id!r} has no meter {meter!r}", loc) from None
+
+    # -- void ------------------------------------------------------------------------
+
+    def void_round(self, cmd: VoidRound) -> VoidResult:
+        rnd = self.round(cmd.table, cmd.round)
+        if rnd.state == VOID:
+            raise StateConflictError(f"round {cmd.round!r} is already void")
+        boxes = sorted(rnd.boxes) if cmd.boxes is None else list(dict.fromkeys(cmd.boxes))
+        for i, box in enumerate(boxes):
+            if box not in rnd.boxes:
+                raise InvalidCommandError(f"round {cmd.round!r} has no box {box}", ("boxes", i))
+        voided = set(boxes)
+        for award_id in rnd.awards:
+            award = self.awards[award_id]
+            if award.box in voided and award.state == FINAL:
+                # DESIGN.md: a final major award cannot be voided; that is an audited
+                # operator correction (5.24).
+                raise StateConflictError(
+                    f"the {award.hand} award of box {award.box} is already final: "
+                    "ask a supervisor for a correction (rule 5.24)"
+                )
+        link = self.links[rnd.link] if rnd.link is not None else None
+        reversed_: list[tuple[int, int]] = []
+        cancelled: list[str] = []
+        for box in boxes:
+            record = rnd.boxes[box]
+            if record.voided:
+                continue
+            record.voided = True
+            if record.event is not None and link is not None:
+                reversed_.append((box, record.contribution + record.reserve))
+                self._reverse(link, record.event)
+        for award_id in rnd.awards:
+            award = self.awards[award_id]
+            if award.box in voided and award.state == PENDING and link is not None:
+                award.state = VOID
+                link.timeline.cancel(award.event)
+                cancelled.append(award_id)
+        for fixed in rnd.fixed:
+            if fixed.award.box in voided or fixed.award.for_box in voided:
+                fixed.voided = True
+        whole = all(b.voided for b in rnd.boxes.values())
+        if whole:
+            rnd.state, rnd.void_reason = VOID, cmd.reason
+        if link is not None and (whole or not any(
+            b.event is not None and not b.voided for b in rnd.boxes.values()
+        )):
+            link.open_rounds.pop((rnd.table, rnd.round), None)
+        return VoidResult(rnd, tuple(reversed_), tuple(cancelled))
+
+    def _reverse(self, link: Link, event: Event) -> None:
+        if event.applied is None:
+            link.timeline.cancel(event)
+            return
+        # Already final: take it back from the meter if the meter still holds it (no
+        # reset since); what the meter no longer holds, the house covers.
+        for meter, (m, r) in zip(link.meters, event.applied, strict=True):
+            meter.reverse(m, r, in_meter=event.key > meter.reset_key)
+
+    # -- the watermark ---------------------------------------------------------------
+
+    def finalize(self) -> FinalizeResult:
+        now, timing = self.now, self.timing
+        finalized: list[AwardRecord | ResetRecord] = []
+        stale: list[RoundRecord] = []
+        for link in self.links.values():
+            for (table, round_id), effective_at in list(link.open_rounds.items()):
+                rnd = self.rounds[(table, round_id)]
+                if now - effective_at > timing.round_timeout_ms and not rnd.stale:
+                    rnd.stale = True  # flagged to operators; it no longer holds others
+                    stale.append(rnd)
+            order = 0
+            for event in link.timeline.pop_until(link.watermark_at(now, timing)):
+                if event.kind == CONTRIBUTION:
+                    event.applied = applied_contribution(link.meters, event)
+                    continue
+                meter = link.meters[event.meter]
+                value_before = meter.value
+                result = apply_event(link.meters, event)
+                assert result is not None and event.award is not None
+                if event.kind == RESET:
+                    meter.reset_key = event.key
+                    reset = self.resets[event.award]
+                    reset.state, reset.finalized_at = FINAL, now
+                    reset.value_before, reset.funding = value_before, result[1]
+                    finalized.append(reset)
+                    continue
+                if event.share == RATE_SCALE:
+                    meter.reset_key = event.key
+                order += 1
+                link.sequence += 1
+                award = self.awards[event.award]
+                award.state, award.amount, award.funding = FINAL, result[0], result[1]
+                award.meter_value = value_before
+                award.order, award.sequence, award.finalized_at = order, link.sequence, now
+                finalized.append(award)
+        return FinalizeResult(tuple(finalized), tuple(stale))
+
+    def due_at(self) -> int | None:
+        """When the next pending award or reset could become final (server time)."""
+        dues = [d for link in self.links.values() if (d := link.due_at(self.timing)) is not None]
+        return min(dues) if dues else None
+
+    # -- operators -------------------------------------------------------------------
+
+    def set_seed(self, cmd: SetSeed) -> SeedChange:
+        link = self.link(cmd.link)
+        meter = link.meters[self._meter(link, cmd.meter)]
+        before = meter.next_seed if meter.next_seed is not None else meter.seed
+        meter.next_seed = cmd.seed  # takes effect at the meter's next reset (API.md)
+        change = SeedChange(link.id, cmd.meter, before, cmd.seed, self.now, cmd.by, cmd.reason)
+        self.seed_changes.append(change)
+        return change
+
+    def reset_meter(self, cmd: ResetMeter) -> ResetRecord:
+        link = self.link(cmd.link)
+        index = self._meter(link, cmd.meter)
+        reset_id = f"reset/{link.id}/{cmd.meter}/{len(self.resets) + 1}"
+        # The reset stands at `now` on the timeline: contributions and wins with an
+        # earlier event time still arriving within the hold come before it.
+        event = Event(link.timeline.key(self.now, RESET, "", 0), award=reset_id, meter=index)
+        record = ResetRecord(reset_id, link.id, cmd.meter, self.now, cmd.by, cmd.reason, event)
+        self.resets[reset_id] = record
+        link.timeline.push(event)
+        return record
+
+    def _meter(self, link: Link, meter: str) -> int:
+        try:
+            return link.meter_index(meter)
+        except KeyError:
+            raise UnknownError(f"link {link.id!r} has no meter {meter!r}", ("meter",)) from None
+
+    # -- views -----------------------------------------------------------------------
+
+    def display_values(self, link: str) -> list[tuple[str, Money]]:
+        state = self.link(link)
+        values = state.display_values()
+        return [(m.id, v) for m, v in zip(state.config.meters, values, strict=True)]
+
+    def pending_awards(self, link: str) -> list[AwardRecord]:
+        return [
+            self.awards[e.award]
+            for e in self.link(link).timeline.pending()
+            if e.kind == WIN and e.award is not None
+        ]
+

@@ -1,0 +1,104 @@
+"""A link: its meters, its timeline and the open rounds that hold its watermark back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from jackpot.config import LinkConfig, Timing
+from jackpot.meter import Funding, Meter
+from jackpot.money import Money
+from jackpot.timeline import CONTRIBUTION, RESET, WIN, Event, Timeline
+
+
+@dataclass(slots=True)
+class Link:
+    config: LinkConfig
+    meters: list[Meter]
+    timeline: Timeline
+    # (table, round) -> effective_at of every open round that holds the watermark:
+    # bets accepted with a jackpot wager, no outcome yet, not void, not stale.
+    open_rounds: dict[tuple[str, str], int] = field(default_factory=dict)
+    sequence: int = 0  # meter awards finalised on this link, ever
+
+    @classmethod
+    def new(cls, config: LinkConfig) -> Link:
+        return cls(config, [Meter.new(m) for m in config.meters], Timeline(len(config.meters)))
+
+    @property
+    def id(self) -> str:
+        return self.config.id
+
+    def meter_index(self, meter: str | None) -> int:
+        if meter is None:
+            return 0
+        for i, m in enumerate(self.config.meters):
+            if m.id == meter:
+                return i
+        raise KeyError(meter)
+
+    def watermark_at(self, now: int, timing: Timing) -> int:
+        """Every event with a time strictly before this is final (DESIGN.md, the watermark).
+
+        An award dealt at t is final when (1) the server's clock has passed t + hold, so
+        every bets-closed event with a time <= t has arrived, and (2) no open round on
+        the link closed at or before t, since only such a round could still hold an
+        earlier win. A round open longer than round_timeout stops holding (it is stale).
+        """
+        bound = now - timing.hold_ms
+        for effective_at in self.open_rounds.values():
+            if now - effective_at <= timing.round_timeout_ms and effective_at < bound:
+                bound = effective_at
+        return bound
+
+    def due_at(self, timing: Timing) -> int | None:
+        """The server time at which the earliest pending award could become final."""
+        t = self.timeline.earliest_award_time()
+        if t is None:
+            return None
+        due = t + timing.hold_ms + 1
+        for effective_at in self.open_rounds.values():
+            if effective_at <= t:
+                due = max(due, effective_at + timing.round_timeout_ms + 1)
+        return due
+
+    def display_values(self) -> list[Money]:
+        """Each meter's value now, counting pending events in event order (provisional).
+
+        With no pending award, the pending contributions simply add up (up to the
+        ceiling). With one, the pending events are replayed on copies of the meters, so
+        the display drops to the seed at a pending royal flush ("jackpot pending").
+        """
+        if not self.timeline.pending_awards:
+            values = []
+            for meter, (to_meter, _) in zip(self.meters, self.timeline.pending_sums, strict=True):
+                value = meter.value + to_meter
+                ceiling = meter.config.ceiling
+                if ceiling is not None and value > ceiling:
+                    value = max(meter.value, ceiling)
+                values.append(Money(value))
+            return values
+        copies = [replace(m) for m in self.meters]
+        for event in self.timeline.pending():
+            if event.kind == CONTRIBUTION:
+                applied_contribution(copies, event)
+            else:
+                apply_event(copies, event)
+        return [m.value for m in copies]
+
+
+def apply_event(meters: list[Meter], event: Event) -> tuple[Money, Funding | None] | None:
+    """Apply one timeline event to the meters: a win's (amount, funding), a reset's funding.
+
+    Pure with respect to the event: what a contribution actually did (the ceiling may
+    send part of it to the reserve) is returned through `applied_contribution`.
+    """
+    meter = meters[event.meter]
+    if event.kind == WIN:
+        return meter.award(event.share)
+    if event.kind == RESET:
+        return Money(0), meter.reset(operator=True)
+    return None
+
+
+def applied_contribution(meters: list[Meter], event: Event) -> tuple[tuple[int, int], ...]:
+    return tuple(meter.contribute(m, r) for meter, (m, r) in zip(meters, event.amounts, strict=True))

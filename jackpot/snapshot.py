@@ -1,0 +1,180 @@
+"""The floor's whole state as plain JSON-able data, and back, exactly.
+
+`dump(floor)` is canonical: the same state gives the same dict (and the same bytes with
+`canonical_json`), so "replaying the journal reproduces the state exactly" is a direct
+comparison. The service stores these as snapshots so that start-up replays only the
+journal after the latest one.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+from typing import Any
+
+from jackpot.commands import FixedAward
+from jackpot.config import LinkConfig, Timing
+from jackpot.floor import Floor
+from jackpot.meter import Funding, Meter
+from jackpot.money import Money
+from jackpot.records import AwardRecord, BoxRecord, FixedRecord, ResetRecord, RoundRecord, SeedChange
+from jackpot.timeline import Event, Key
+
+VERSION = 1
+
+
+def canonical_json(data: Any) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _event(e: Event) -> list[Any]:
+    applied = None if e.applied is None else [list(p) for p in e.applied]
+    return [list(e.key), [list(p) for p in e.amounts], applied, e.award, e.meter, e.share, e.cancelled]
+
+
+def _funding(f: Funding | None) -> list[int] | None:
+    return None if f is None else [f.seed, f.from_reserve, f.from_house, f.to_reserve]
+
+
+def _meter(m: Meter) -> dict[str, Any]:
+    return {
+        "seed": m.seed, "next_seed": m.next_seed, "value": m.value, "reserve": m.reserve,
+        "contributed": m.contributed, "house_funded": m.house_funded, "awarded": m.awarded,
+        "reserve_funded": m.reserve_funded, "overflow": m.overflow, "reset_key": list(m.reset_key),
+    }
+
+
+def _plain(record: Any, skip: tuple[str, ...]) -> dict[str, Any]:
+    return {f.name: getattr(record, f.name) for f in fields(record) if f.name not in skip}
+
+
+def dump(floor: Floor) -> dict[str, Any]:
+    events: dict[str, Event] = {}
+
+    def ref(link_id: str | None, e: Event | None) -> int | None:
+        if e is None or link_id is None:
+            return None
+        events[f"{link_id}:{e.key[5]}"] = e
+        return e.key[5]
+
+    links = {}
+    for link_id, link in floor.links.items():
+        tl = link.timeline
+        links[link_id] = {
+            "meters": [_meter(m) for m in link.meters],
+            "heap": [ref(link_id, e) for _, e in tl.heap],
+            "watermark": tl.watermark,
+            "serial": tl.serial,
+            "pending_sums": tl.pending_sums,
+            "pending_awards": tl.pending_awards,
+            "open_rounds": sorted([t, r, at] for (t, r), at in link.open_rounds.items()),
+            "sequence": link.sequence,
+        }
+    rounds = []
+    for rnd in floor.rounds.values():
+        data = _plain(rnd, ("boxes", "fixed"))
+        data["boxes"] = [
+            [b.box, b.wager, b.dealer_wager, [list(c) for c in b.contributions], ref(rnd.link, b.event), b.voided]
+            for b in rnd.boxes.values()
+        ]
+        data["fixed"] = [
+            [f.award.box, f.award.kind, f.award.hand, f.award.amount, f.award.for_box, f.voided]
+            for f in rnd.fixed
+        ]
+        rounds.append(data)
+    awards = []
+    for award in floor.awards.values():
+        data = _plain(award, ("event", "funding"))
+        data["event"], data["funding"] = ref(award.link, award.event), _funding(award.funding)
+        awards.append(data)
+    resets = []
+    for reset in floor.resets.values():
+        data = _plain(reset, ("event", "funding"))
+        data["event"], data["funding"] = ref(reset.link, reset.event), _funding(reset.funding)
+        resets.append(data)
+    return {
+        "version": VERSION,
+        "now": floor.now,
+        "links": links,
+        "rounds": rounds,
+        "awards": awards,
+        "resets": resets,
+        "seed_changes": [_plain(c, ()) for c in floor.seed_changes],
+        # Events are shared by the heap and the records: listed once, as "link:serial".
+        "events": {name: _event(e) for name, e in sorted(events.items())},
+    }
+
+
+def _key(data: list[Any]) -> Key:
+    return (int(data[0]), int(data[1]), int(data[2]), str(data[3]), int(data[4]), int(data[5]))
+
+
+def load(data: dict[str, Any], links: list[LinkConfig], timing: Timing) -> Floor:
+    """Rebuild a Floor from `dump` output, for the same link configuration."""
+    if data.get("version") != VERSION:
+        raise ValueError(f"snapshot version {data.get('version')!r} is not {VERSION}")
+    floor = Floor(links, timing)
+    floor.now = data["now"]
+    # Serials are per link, so events are rebuilt per link from the references.
+    raw_events: dict[str, list[Any]] = data["events"]
+    built: dict[tuple[str, int], Event] = {}
+
+    def event(link_id: str | None, serial: int | None) -> Event | None:
+        if serial is None or link_id is None:
+            return None
+        cache_key = (link_id, serial)
+        if cache_key not in built:
+            raw = raw_events[f"{link_id}:{serial}"]
+            built[cache_key] = Event(
+                key=_key(raw[0]),
+                amounts=tuple((int(m), int(r)) for m, r in raw[1]),
+                applied=None if raw[2] is None else tuple((int(m), int(r)) for m, r in raw[2]),
+                award=raw[3],
+                meter=raw[4],
+                share=raw[5],
+                cancelled=raw[6],
+            )
+        return built[cache_key]
+
+    for link_id, ld in data["links"].items():
+        link = floor.links[link_id]
+        for meter, md in zip(link.meters, ld["meters"], strict=True):
+            for name, value in md.items():
+                setattr(meter, name, tuple(value) if name == "reset_key" else value)
+        tl = link.timeline
+        tl.heap = [(ev.key, ev) for s in ld["heap"] if (ev := event(link_id, s)) is not None]
+        tl.watermark, tl.serial = ld["watermark"], ld["serial"]
+        tl.pending_sums, tl.pending_awards = [list(p) for p in ld["pending_sums"]], ld["pending_awards"]
+        link.open_rounds = {(t, r): at for t, r, at in ld["open_rounds"]}
+        link.sequence = ld["sequence"]
+    for rd in data["rounds"]:
+        boxes = {
+            b[0]: BoxRecord(b[0], b[1], b[2], tuple((m, r) for m, r in b[3]), event(rd["link"], b[4]), b[5])
+            for b in rd["boxes"]
+        }
+        fixed = [
+            FixedRecord(FixedAward(f[0], f[1], f[2], Money(f[3]), f[4]), f[5]) for f in rd["fixed"]
+        ]
+        plain = {k: v for k, v in rd.items() if k not in ("boxes", "fixed")}
+        rnd = RoundRecord(boxes=boxes, fixed=fixed, **plain)
+        floor.rounds[(rnd.table, rnd.round)] = rnd
+    for ad in data["awards"]:
+        plain = {k: v for k, v in ad.items() if k not in ("event", "funding")}
+        ev = event(ad["link"], ad["event"])
+        assert ev is not None
+        award = AwardRecord(event=ev, funding=_unfunding(ad["funding"]), **plain)
+        floor.awards[award.id] = award
+    for rd in data["resets"]:
+        plain = {k: v for k, v in rd.items() if k not in ("event", "funding")}
+        ev = event(rd["link"], rd["event"])
+        assert ev is not None
+        reset = ResetRecord(event=ev, funding=_unfunding(rd["funding"]), **plain)
+        floor.resets[reset.id] = reset
+    floor.seed_changes = [SeedChange(**c) for c in data["seed_changes"]]
+    return floor
+
+
+def _unfunding(data: list[int] | None) -> Funding | None:
+    if data is None:
+        return None
+    return Funding(Money(data[0]), Money(data[1]), Money(data[2]), Money(data[3]))

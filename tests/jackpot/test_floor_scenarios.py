@@ -1,0 +1,270 @@
+"""Scenario tests named after the rules: wins priced and ordered by deal time (4.5)."""
+
+from __future__ import annotations
+
+import pytest
+
+from jackpot.errors import ClockSkewError, StaleRoundError, StateConflictError, UnknownError
+from jackpot.floor import Floor
+from jackpot.records import FINAL, PENDING
+from jackpot.snapshot import dump, load
+from tests.jackpot.support import (
+    ROYAL,
+    STRAIGHT_FLUSH,
+    TIMING,
+    bets,
+    finalize,
+    floor,
+    m,
+    outcome,
+    stud_link,
+    void,
+)
+
+
+def value(f: Floor) -> int:
+    return f.links["stud"].meters[0].value
+
+
+def test_4_5_2_two_royal_flushes_posted_in_reverse_deal_order_40s_apart() -> None:
+    f = floor()
+    f.apply(bets("T1", "R1", 0, 0, (1, "1.00")))
+    f.apply(bets("T2", "R1", 1_000, 1_000, (1, "1.00")))
+    # T2's royal flush, dealt later, is posted first ...
+    f.apply(outcome("T2", "R1", 6_000, (1, ROYAL, 5_000)))
+    f.apply(finalize(10_000))
+    assert f.awards["T2/R1/1/player"].state == PENDING  # T1's open round may hold an earlier win
+    # ... T1's, dealt at 3 s, arrives 40 s after it.
+    f.apply(outcome("T1", "R1", 46_000, (1, ROYAL, 3_000)))
+    f.apply(finalize(46_001))
+    first, second = f.awards["T1/R1/1/player"], f.awards["T2/R1/1/player"]
+    # The first dealt takes the value at 3 s: seed + both contributions (closed at 0 and 1 s).
+    assert (first.state, first.amount, first.sequence) == (FINAL, m("10000.50"), 1)
+    # The next takes the value that follows: the seed, funded from the reserve then the house.
+    assert (second.state, second.amount, second.sequence) == (FINAL, m("10000.00"), 2)
+    assert not first.late and not second.late
+    assert value(f) == m("10000.00")
+
+
+def test_4_5_1_two_straight_flushes_at_one_table_paid_in_deal_order() -> None:
+    f = floor()
+    f.apply(bets("T1", "R1", 0, 0, (1, "1.00"), (4, "1.00")))
+    # Posted in one outcome; box 4 listed first, but box 1 was dealt first.
+    f.apply(outcome("T1", "R1", 20_000, (4, STRAIGHT_FLUSH, 9_950), (1, STRAIGHT_FLUSH, 9_410)))
+    f.apply(finalize(20_000))
+    # Value 10000.50; box 1 takes 10 % = 1000.05; box 4 takes 10 % of 9000.45 = 900.04 (rounded down).
+    assert f.awards["T1/R1/1/player"].amount == m("1000.05")
+    assert f.awards["T1/R1/4/player"].amount == m("900.04")
+    assert f.awards["T1/R1/1/player"].order == 1 and f.awards["T1/R1/4/player"].order == 2
+    # 4.2 / DESIGN.md: a 10 % award leaves the rest, the cent remainders included.
+    assert value(f) == m("10000.50") - m("1000.05") - m("900.04")
+
+
+def test_4_5_1_same_instant_at_one_table_is_box_order() -> None:
+    f = floor()
+    f.apply(bets("T1", "R1", 0, 0, (3, "1.00"), (2, "1.00")))
+    f.apply(outcome("T1", "R1", 20_000, (3, STRAIGHT_FLUSH, 9_000), (2, STRAIGHT_FLUSH, 9_000)))
+    f.apply(finalize(20_000))
+    assert f.awards["T1/R1/2/player"].sequence == 1
+    assert f.awards["T1/R1/3/player"].sequence == 2
+
+
+def test_same_instant_at_two_tables_is_a_recorded_deterministic_tie_break() -> None:
+    orders = []
+    for first in ("T1", "T2"):
+        f = floor()
+        for t in (first, "T2" if first == "T1" else "T1"):
+            f.apply(bets(t, "R1", 0, 0, (1, "1.00")))
+        for t in (first, "T2" if first == "T1" else "T1"):
+            f.apply(outcome(t, "R1", 10_000, (1, ROYAL, 5_000)))
+        f.apply(finalize(20_000))
+        a1, a2 = f.awards["T1/R1/1/player"], f.awards["T2/R1/1/player"]
+        assert a1.tiebreak != a2.tiebreak
+        winner = min((a1, a2), key=lambda a: (a.tiebreak, a.table))
+        assert winner.sequence == 1
+        orders.append((a1.sequence, a2.sequence))
+    assert orders[0] == orders[1]  # arrival order did not decide
+
+
+def test_contribution_closed_before_a_win_but_arriving_after_it_is_included() -> None:
+    f = floor()
+    f.apply(bets("T2", "R1", 500, 500, (1, "1.00")))
+    f.apply(outcome("T2", "R1", 2_100, (1, ROYAL, 2_000)))
+    f.apply(bets("T1", "R1", 1_000, 2_500, (1, "1.00")))  # 1.5 s in flight: within hold
+    f.apply(finalize(2_600))
+    assert f.awards["T2/R1/1/player"].state == PENDING  # T1's round (closed at 1 s) is open
+    f.apply(outcome("T1", "R1", 3_000))
+    f.apply(finalize(4_001))
+    assert f.awards["T2/R1/1/player"].amount == m("10000.50")
+
+
+def test_round_left_open_past_round_timeout_stops_holding_and_its_win_is_late() -> None:
+    f = floor()
+    f.apply(bets("T1", "R1", 0, 0, (1, "1.00")))
+    f.apply(bets("T2", "R1", 1_000, 1_000, (1, "1.00")))
+    f.apply(outcome("T2", "R1", 6_000, (1, ROYAL, 5_000)))
+    f.apply(finalize(179_999))
+    assert f.awards["T2/R1/1/player"].state == PENDING
+    result = f.apply(finalize(180_001))
+    assert [r.table for r in result.stale] == ["T1"]  # type: ignore[union-attr]
+    assert f.awards["T2/R1/1/player"].amount == m("10000.50")
+    # T1's royal flush was dealt at 3 s, before T2's, but arrives after the timeout:
+    # late, it pays the value at the current position (the seed).
+    f.apply(outcome("T1", "R1", 190_000, (1, ROYAL, 3_000)))
+    f.apply(finalize(200_000))
+    late = f.awards["T1/R1/1/player"]
+    assert late.late and late.amount == m("10000.00") and late.sequence == 2
+
+
+def test_late_bets_go_to_the_current_meter_not_before_a_final_award() -> None:
+    f = floor()
+    f.apply(bets("T2", "R1", 0, 0, (1, "1.00")))
+    f.apply(outcome("T2", "R1", 1_000, (1, ROYAL, 500)))
+    f.apply(finalize(3_000))
+    assert f.awards["T2/R1/1/player"].amount == m("10000.25")
+    result = f.apply(bets("T1", "R1", 100, 5_000, (1, "1.00")))  # 4.9 s in flight: late
+    assert result.round.late  # type: ignore[union-attr]
+    f.apply(outcome("T1", "R1", 6_000))
+    f.apply(finalize(10_000))
+    assert f.awards["T2/R1/1/player"].amount == m("10000.25")
+    assert value(f) == m("10000.25")
+
+
+def test_5_22_void_reverses_a_pending_contribution() -> None:
+    f = floor()
+    f.apply(bets("T1", "R1", 0, 0, (1, "1.00"), (2, "1.00")))
+    result = f.apply(void("T1", "R1", 500, (2,)))
+    assert result.reversed == ((2, m("0.30")),)  # type: ignore[union-attr]
+    f.apply(outcome("T1", "R1", 1_000))
+    f.apply(finalize(10_000))
+    assert value(f) == m("10000.25")
+    assert f.links["stud"].meters[0].reserve == m("0.05")
+
+
+def test_void_of_a_final_contribution_comes_out_of_the_meter() -> None:
+    f = floor()
+    f.apply(bets("T1", "R1", 0, 0, (1, "1.00")))
+    f.apply(outcome("T1", "R1", 100))
+    f.apply(finalize(10_000))
+    assert f.rounds[("T1", "R1")].boxes[1].event.applied is not None  # type: ignore[union-attr]
+    f.apply(void("T1", "R1", 11_000))
+    f.apply(finalize(20_000))
+    meter = f.links["stud"].meters[0]
+    assert (meter.value, meter.reserve) == (m("10000.00"), 0)
+    assert meter.balanced()
+
+
+def test_void_refused_once_the_rounds_major_award_is_final() -> None:
+    f = floor()
+    f.apply(bets("T1", "R1", 0, 0, (1, "1.00")))
+    f.apply(outcome("T1", "R1", 1_000, (1, ROYAL, 500)))
+    f.apply(finalize(5_000))
+    with pytest.raises(StateConflictError, match="correction"):
+        f.apply(void("T1", "R1", 6_000))
+
+
+def test_void_of_a_pending_award_cancels_it() -> None:
+    f = floor()
+    f.apply(bets("T1", "R1", 0, 0, (1, "1.00")))
+    f.apply(outcome("T1", "R1", 1_000, (1, ROYAL, 500)))
+    f.apply(void("T1", "R1", 1_500))
+    f.apply(finalize(5_000))
+    assert f.awards["T1/R1/1/player"].state == "void"
+    assert value(f) == m("10000.00")
+
+
+def test_reset_funds_the_seed_from_the_reserve_first_then_the_house() -> None:
+    f = floor()
+    f.apply(bets("T1", "R1", 0, 0, (1, "10.00"), (2, "10.00")))  # reserve 1.00
+    f.apply(outcome("T1", "R1", 1_000, (1, ROYAL, 500)))
+    f.apply(finalize(5_000))
+    award = f.awards["T1/R1/1/player"]
+    assert award.amount == m("10005.00")
+    assert award.funding is not None
+    assert (award.funding.from_reserve, award.funding.from_house) == (m("1.00"), m("9999.00"))
+    meter = f.links["stud"].meters[0]
+    assert (meter.value, meter.reserve) == (m("10000.00"), 0)
+
+
+def test_award_remainder_below_a_cent_stays_in_the_meter() -> None:
+    f = Floor([stud_link(seed="100.00", rate="0.0125", reserve="0")], TIMING)
+    f.apply(bets("T1", "R1", 0, 0, (1, "1.00")))  # 0.0125: a sub-cent contribution, carried
+    f.apply(outcome("T1", "R1", 1_000, (1, STRAIGHT_FLUSH, 500)))
+    f.apply(finalize(5_000))
+    # 10 % of 100.0125 = 10.00125, rounded down to 10.00
+    assert f.awards["T1/R1/1/player"].amount == m("10.00")
+    assert value(f) == m("100.00") + 12_500 - m("10.00")
+
+
+def test_ceiling_sends_contributions_beyond_it_to_the_reserve() -> None:
+    f = Floor([stud_link(seed="100.00", ceiling="100.10")], TIMING)
+    f.apply(bets("T1", "R1", 0, 0, (1, "1.00")))
+    f.apply(outcome("T1", "R1", 100))
+    assert f.display_values("stud") == [("major", m("100.10"))]
+    f.apply(finalize(10_000))
+    meter = f.links["stud"].meters[0]
+    assert (meter.value, meter.reserve) == (m("100.10"), m("0.20"))
+    assert meter.balanced()
+
+
+def test_seed_change_takes_effect_at_the_next_reset() -> None:
+    from jackpot.commands import SetSeed
+
+    f = floor()
+    f.apply(SetSeed("stud", "major", m("15000.00"), 0, "sam", "promotion"))
+    assert value(f) == m("10000.00")
+    f.apply(bets("T1", "R1", 0, 0, (1, "1.00")))
+    f.apply(outcome("T1", "R1", 1_000, (1, ROYAL, 500)))
+    f.apply(finalize(5_000))
+    assert value(f) == m("15000.00")
+
+
+def test_operator_reset_moves_the_excess_to_the_reserve() -> None:
+    from jackpot.commands import ResetMeter
+
+    f = floor()
+    f.apply(bets("T1", "R1", 0, 0, (1, "100.00")))
+    f.apply(outcome("T1", "R1", 100))
+    f.apply(ResetMeter("stud", "major", 1_000, "sam", "hand-paid jackpot (5.18.1)"))
+    assert f.display_values("stud") == [("major", m("10000.00"))]
+    f.apply(finalize(5_000))
+    meter = f.links["stud"].meters[0]
+    assert (meter.value, meter.reserve) == (m("10000.00"), m("30.00"))
+    assert meter.balanced()
+
+
+def test_display_shows_the_seed_while_a_royal_flush_is_pending() -> None:
+    f = floor()
+    f.apply(bets("T1", "R1", 0, 0, (1, "1.00")))
+    f.apply(bets("T2", "R1", 100, 100, (1, "1.00")))
+    f.apply(outcome("T1", "R1", 1_000, (1, ROYAL, 500)))
+    assert f.display_values("stud") == [("major", m("10000.00"))]
+    assert [a.id for a in f.pending_awards("stud")] == ["T1/R1/1/player"]
+
+
+def test_timestamp_ahead_of_the_server_clock_is_refused() -> None:
+    f = floor()
+    with pytest.raises(ClockSkewError):
+        f.apply(bets("T1", "R1", 2_001, 0, (1, "1.00")))
+    assert not f.rounds
+
+
+def test_5_17_bets_closed_more_than_round_timeout_ago_are_refused() -> None:
+    f = floor()
+    with pytest.raises(StaleRoundError):
+        f.apply(bets("T1", "R1", 0, 180_001, (1, "1.00")))
+
+
+def test_outcome_for_a_round_without_bets_is_unknown() -> None:
+    with pytest.raises(UnknownError):
+        floor().apply(outcome("T1", "R9", 0))
+
+
+def test_snapshot_round_trip_is_exact() -> None:
+    f = floor()
+    f.apply(bets("T1", "R1", 0, 0, (1, "1.00"), (2, "2.00")))
+    f.apply(bets("T2", "R1", 100, 100, (1, "1.00")))
+    f.apply(outcome("T2", "R1", 1_000, (1, STRAIGHT_FLUSH, 500)))
+    f.apply(finalize(1_500))
+    state = dump(f)
+    assert dump(load(state, [stud_link()], TIMING)) == state
