@@ -27,7 +27,7 @@ from jackpot.errors import (
     UnknownError,
 )
 from jackpot.link import Link, applied_contribution, apply_event
-from jackpot.money import RATE_SCALE, Money, apply_rate
+from jackpot.money import RATE_SCALE, Money
 from jackpot.records import (
     FINAL,
     PENDING,
@@ -146,10 +146,21 @@ class Floor:
         if len({w.box for w in cmd.wagers}) != len(cmd.wagers):
             raise InvalidCommandError("a box appears twice", ("boxes",))
         boxes: dict[int, BoxRecord] = {}
+        rates = link.rates if link is not None else ()
         for w in cmd.wagers:
-            boxes[w.box] = self._contribute(link, cmd.table, effective, w.box, w.wager + w.dealer_wager)
-            boxes[w.box].wager, boxes[w.box].dealer_wager = w.wager, w.dealer_wager
-        holds = link is not None and any(b.event is not None for b in boxes.values())
+            total = w.wager + w.dealer_wager
+            # Exact: a whole-cent wager times a four-place rate is whole micro-units.
+            amounts = tuple((total * r // RATE_SCALE, total * q // RATE_SCALE) for r, q in rates) if total else ()
+            boxes[w.box] = BoxRecord(w.box, w.wager, w.dealer_wager, amounts)
+        event = None
+        if link is not None and any(b.contributions for b in boxes.values()):
+            sums = tuple(
+                (sum(b.contributions[i][0] for b in boxes.values() if b.contributions),
+                 sum(b.contributions[i][1] for b in boxes.values() if b.contributions))
+                for i in range(len(rates))
+            )
+            event = Event(link.timeline.key(effective, CONTRIBUTION, cmd.table, 0), amounts=sums)
+            link.timeline.push(event)
         record = RoundRecord(
             table=cmd.table,
             round=cmd.round,
@@ -159,22 +170,12 @@ class Floor:
             received_at=now,
             late=late,
             boxes=boxes,
-            holds=holds,
+            event=event,
         )
         self.rounds[(cmd.table, cmd.round)] = record
-        if holds and link is not None:
+        if event is not None and link is not None:
             link.open_rounds[(cmd.table, cmd.round)] = effective
         return BetsResult(record)
-
-    def _contribute(self, link: Link | None, table: str, time: int, box: int, wager: int) -> BoxRecord:
-        if link is None or wager == 0:
-            return BoxRecord(box, 0, 0, (), None)
-        amounts = tuple(
-            (apply_rate(wager, m.rate), apply_rate(wager, m.reserve_rate)) for m in link.config.meters
-        )
-        event = Event(link.timeline.key(time, CONTRIBUTION, table, box), amounts=amounts)
-        link.timeline.push(event)
-        return BoxRecord(box, 0, 0, amounts, event)
 
     # -- outcome ---------------------------------------------------------------------
 
@@ -276,9 +277,9 @@ class Floor:
             if record.voided:
                 continue
             record.voided = True
-            if record.event is not None and link is not None:
+            if record.contributions and rnd.event is not None and link is not None:
                 reversed_.append((box, record.contribution + record.reserve))
-                self._reverse(link, record.event)
+                self._reverse(link, rnd.event, record.contributions)
         for award_id in rnd.awards:
             award = self.awards[award_id]
             if award.box in voided and award.state == PENDING and link is not None:
@@ -292,19 +293,27 @@ class Floor:
         if whole:
             rnd.state, rnd.void_reason = VOID, cmd.reason
         if link is not None and (whole or not any(
-            b.event is not None and not b.voided for b in rnd.boxes.values()
+            b.contributions and not b.voided for b in rnd.boxes.values()
         )):
             link.open_rounds.pop((rnd.table, rnd.round), None)
         return VoidResult(rnd, tuple(reversed_), tuple(cancelled))
 
-    def _reverse(self, link: Link, event: Event) -> None:
+    def _reverse(self, link: Link, event: Event, box: tuple[tuple[int, int], ...]) -> None:
+        """Take one box's contribution out of its round's event."""
         if event.applied is None:
-            link.timeline.cancel(event)
+            link.timeline.take(event, box)
             return
         # Already final: take it back from the meter if the meter still holds it (no
-        # reset since); what the meter no longer holds, the house covers.
-        for meter, (m, r) in zip(link.meters, event.applied, strict=True):
-            meter.reverse(m, r, in_meter=event.key > meter.reset_key)
+        # reset since); what the meter no longer holds, the house covers. The ceiling may
+        # have sent part of the round's meter share to the reserve: reverse from the
+        # meter what the round put there, the rest from the reserve.
+        applied = []
+        for meter, (m_in, r_in), (m, r) in zip(link.meters, event.applied, box, strict=True):
+            from_meter = min(m, m_in)
+            from_reserve = r + m - from_meter
+            meter.reverse(from_meter, from_reserve, in_meter=event.key > meter.reset_key)
+            applied.append((m_in - from_meter, r_in - from_reserve))
+        event.applied = tuple(applied)
 
     # -- the watermark ---------------------------------------------------------------
 

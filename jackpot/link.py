@@ -19,10 +19,12 @@ class Link:
     # bets accepted with a jackpot wager, no outcome yet, not void, not stale.
     open_rounds: dict[tuple[str, str], int] = field(default_factory=dict)
     sequence: int = 0  # meter awards finalised on this link, ever
+    rates: tuple[tuple[int, int], ...] = ()  # per meter (rate, reserve_rate)
 
     @classmethod
     def new(cls, config: LinkConfig) -> Link:
-        return cls(config, [Meter.new(m) for m in config.meters], Timeline(len(config.meters)))
+        rates = tuple((m.rate, m.reserve_rate) for m in config.meters)
+        return cls(config, [Meter.new(m) for m in config.meters], Timeline(len(config.meters)), rates=rates)
 
     @property
     def id(self) -> str:

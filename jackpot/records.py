@@ -17,9 +17,9 @@ class BoxRecord:
     box: int
     wager: int
     dealer_wager: int
-    # per meter of the link: (to_meter, to_reserve) as contributed, before any ceiling
+    # per meter of the link: (to_meter, to_reserve) as contributed, before any ceiling;
+    # () when the box has no jackpot wager on a link
     contributions: tuple[tuple[int, int], ...]
-    event: Event | None  # the contribution on the timeline (None: no jackpot wager)
     voided: bool = False
 
     @property
@@ -47,7 +47,9 @@ class RoundRecord:
     received_at: int
     late: bool
     boxes: dict[int, BoxRecord]
-    holds: bool  # has an accepted jackpot wager on a link: holds the watermark while open
+    # The round's contributions, summed over its boxes, as one timeline event (they share
+    # the instant and the table); None when no box has a jackpot wager on a link.
+    event: Event | None
     state: str = OPEN
     stale: bool = False  # open longer than round_timeout: stopped holding others back
     outcome_at: int | None = None

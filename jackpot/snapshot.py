@@ -72,9 +72,10 @@ def dump(floor: Floor) -> dict[str, Any]:
         }
     rounds = []
     for rnd in floor.rounds.values():
-        data = _plain(rnd, ("boxes", "fixed"))
+        data = _plain(rnd, ("boxes", "fixed", "event"))
+        data["event"] = ref(rnd.link, rnd.event)
         data["boxes"] = [
-            [b.box, b.wager, b.dealer_wager, [list(c) for c in b.contributions], ref(rnd.link, b.event), b.voided]
+            [b.box, b.wager, b.dealer_wager, [list(c) for c in b.contributions], b.voided]
             for b in rnd.boxes.values()
         ]
         data["fixed"] = [
@@ -149,14 +150,14 @@ def load(data: dict[str, Any], links: list[LinkConfig], timing: Timing) -> Floor
         link.sequence = ld["sequence"]
     for rd in data["rounds"]:
         boxes = {
-            b[0]: BoxRecord(b[0], b[1], b[2], tuple((m, r) for m, r in b[3]), event(rd["link"], b[4]), b[5])
+            b[0]: BoxRecord(b[0], b[1], b[2], tuple((m, r) for m, r in b[3]), b[4])
             for b in rd["boxes"]
         }
         fixed = [
             FixedRecord(FixedAward(f[0], f[1], f[2], Money(f[3]), f[4]), f[5]) for f in rd["fixed"]
         ]
-        plain = {k: v for k, v in rd.items() if k not in ("boxes", "fixed")}
-        rnd = RoundRecord(boxes=boxes, fixed=fixed, **plain)
+        plain = {k: v for k, v in rd.items() if k not in ("boxes", "fixed", "event")}
+        rnd = RoundRecord(boxes=boxes, fixed=fixed, event=event(rd["link"], rd["event"]), **plain)
         floor.rounds[(rnd.table, rnd.round)] = rnd
     for ad in data["awards"]:
         plain = {k: v for k, v in ad.items() if k not in ("event", "funding")}

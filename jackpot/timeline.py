@@ -95,6 +95,16 @@ class Timeline:
         else:
             self.pending_awards -= 1
 
+    def take(self, event: Event, amounts: tuple[tuple[int, int], ...]) -> None:
+        """Take part of a pending contribution out (a void of some of its round's boxes)."""
+        if not event.cancelled:
+            for sums, (m, r) in zip(self.pending_sums, amounts, strict=True):
+                sums[0] -= m
+                sums[1] -= r
+        event.amounts = tuple(
+            (m - dm, r - dr) for (m, r), (dm, dr) in zip(event.amounts, amounts, strict=True)
+        )
+
     def pop_until(self, watermark: int) -> Iterator[Event]:
         """Raise the watermark and yield, in order, the events it makes final."""
         self.watermark = max(self.watermark, watermark)

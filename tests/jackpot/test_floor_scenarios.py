@@ -146,7 +146,7 @@ def test_void_of_a_final_contribution_comes_out_of_the_meter() -> None:
     f.apply(bets("T1", "R1", 0, 0, (1, "1.00")))
     f.apply(outcome("T1", "R1", 100))
     f.apply(finalize(10_000))
-    assert f.rounds[("T1", "R1")].boxes[1].event.applied is not None  # type: ignore[union-attr]
+    assert f.rounds[("T1", "R1")].event.applied is not None  # type: ignore[union-attr]
     f.apply(void("T1", "R1", 11_000))
     f.apply(finalize(20_000))
     meter = f.links["stud"].meters[0]
