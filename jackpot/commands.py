@@ -52,6 +52,7 @@ class FixedAward:
     hand: str | None
     amount: Money
     for_box: int | None = None
+    target: str = "player"  # singapore_stud: "dealer" for a dealer-hand wager's award
 
 
 @dataclass(frozen=True, slots=True)

@@ -79,7 +79,7 @@ def dump(floor: Floor) -> dict[str, Any]:
             for b in rnd.boxes.values()
         ]
         data["fixed"] = [
-            [f.award.box, f.award.kind, f.award.hand, f.award.amount, f.award.for_box, f.voided]
+            [f.award.box, f.award.kind, f.award.hand, f.award.amount, f.award.for_box, f.award.target, f.voided]
             for f in rnd.fixed
         ]
         rounds.append(data)
@@ -154,7 +154,7 @@ def load(data: dict[str, Any], links: list[LinkConfig], timing: Timing) -> Floor
             for b in rd["boxes"]
         }
         fixed = [
-            FixedRecord(FixedAward(f[0], f[1], f[2], Money(f[3]), f[4]), f[5]) for f in rd["fixed"]
+            FixedRecord(FixedAward(f[0], f[1], f[2], Money(f[3]), f[4], f[5]), f[6]) for f in rd["fixed"]
         ]
         plain = {k: v for k, v in rd.items() if k not in ("boxes", "fixed", "event")}
         rnd = RoundRecord(boxes=boxes, fixed=fixed, event=event(rd["link"], rd["event"]), **plain)
