@@ -1,0 +1,131 @@
+"""Display endpoints: the link's websocket, its JSON state and the display page.
+
+- `WS /v1/links/{link}/ws`: the Broadcaster's messages (see app/broadcast.py), first a
+  snapshot. Close codes: 4401 display token missing or wrong, 4404 unknown link, 1013
+  the display fell too far behind (reconnect for a fresh snapshot), 1012 the server
+  is stopping. With a display token configured, give it as `?token=` or
+  `Authorization: Bearer`.
+- `GET /v1/links/{link}`: `{"link", "currency", "meters": [{"meter", "name", "value"}],
+  "status", "detail", "pending", "recent_wins", "seq"}`; unknown link: 404 problem+json.
+- `GET /display/{link}` (`?token=` is passed on to the websocket): the full-screen page;
+  its script and style are `GET /static/display.js` and `/static/display.css`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+from pathlib import Path
+
+from fastapi import APIRouter, WebSocket
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.websockets import WebSocketDisconnect, WebSocketState
+
+from app.broadcast import Broadcaster, Subscription
+
+STATIC = Path(__file__).parent / "static"
+PROBLEM = "application/problem+json"
+CLOSE_TIMEOUT_S = 2.0
+
+
+def display_router(broadcaster: Broadcaster, *, display_token: str | None = None) -> APIRouter:
+    """The display endpoints over one Broadcaster (writer or display role)."""
+    router = APIRouter(tags=["displays"])
+
+    @router.get("/v1/links/{link}", response_model=None)
+    async def get_link(link: str) -> Response:
+        state = broadcaster.link_state(link)
+        if state is None:
+            return _unknown_link(link)
+        return JSONResponse(state)
+
+    @router.websocket("/v1/links/{link}/ws")
+    async def link_ws(websocket: WebSocket, link: str) -> None:
+        # Accept first, then close with our code: a close before accepting reaches
+        # the browser as a bare HTTP 403 and the page could not tell why.
+        await websocket.accept()
+        if display_token is not None and not _token_ok(websocket, display_token):
+            await websocket.close(4401, "display token required")
+            return
+        try:
+            subscription = broadcaster.subscribe(link)
+        except KeyError:
+            await websocket.close(4404, f"unknown link {link!r}")
+            return
+        await _serve(websocket, subscription)
+
+    @router.get("/display/{link}", response_model=None)
+    async def display_page(link: str) -> Response:
+        if broadcaster.link_state(link) is None:
+            return _unknown_link(link)
+        return HTMLResponse((STATIC / "display.html").read_text(), headers=_NO_CACHE)
+
+    @router.get("/static/display.js", include_in_schema=False)
+    async def display_js() -> FileResponse:
+        return FileResponse(STATIC / "display.js", media_type="text/javascript", headers=_NO_CACHE)
+
+    @router.get("/static/display.css", include_in_schema=False)
+    async def display_css() -> FileResponse:
+        return FileResponse(STATIC / "display.css", media_type="text/css", headers=_NO_CACHE)
+
+    return router
+
+
+# Screens stay up for weeks: have them revalidate so a new page reaches them on reload.
+_NO_CACHE = {"Cache-Control": "no-cache"}
+
+
+async def _serve(websocket: WebSocket, subscription: Subscription) -> None:
+    """Send the subscription's messages until the client leaves or falls behind."""
+    sender = asyncio.create_task(_send_all(websocket, subscription))
+    # A send stuck on a full socket must not hold the connection: cancel it.
+    subscription.on_slow(sender.cancel)
+    receiver = asyncio.create_task(_wait_disconnect(websocket))
+    try:
+        await asyncio.wait({sender, receiver}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        subscription.close()
+        for task in (sender, receiver):
+            task.cancel()
+        await asyncio.gather(sender, receiver, return_exceptions=True)
+    if websocket.application_state != WebSocketState.CONNECTED:
+        return
+    if receiver.done() and not receiver.cancelled() and receiver.exception() is None:
+        return  # the client closed: nothing more to say
+    code, reason = (1013, "too slow: reconnect") if subscription.slow else (1012, "restarting")
+    # The socket may be full (a display that stopped reading): give up after a while,
+    # and the server drops the connection when it can.
+    with contextlib.suppress(Exception):
+        async with asyncio.timeout(CLOSE_TIMEOUT_S):
+            await websocket.close(code, reason)
+
+
+async def _send_all(websocket: WebSocket, subscription: Subscription) -> None:
+    with contextlib.suppress(WebSocketDisconnect, OSError, RuntimeError):
+        async for text in subscription:
+            await websocket.send_text(text)
+
+
+async def _wait_disconnect(websocket: WebSocket) -> None:
+    # Displays send nothing; reading still matters, to see the client's close frame.
+    while (await websocket.receive())["type"] != "websocket.disconnect":
+        pass
+
+
+def _token_ok(websocket: WebSocket, token: str) -> bool:
+    given = websocket.query_params.get("token")
+    if given is None:
+        scheme, _, credentials = websocket.headers.get("authorization", "").partition(" ")
+        given = credentials.strip() if scheme.lower() == "bearer" else ""
+    return secrets.compare_digest(given.encode(), token.encode())
+
+
+def _unknown_link(link: str) -> JSONResponse:
+    problem = {
+        "type": "about:blank",
+        "title": "Not Found",
+        "status": 404,
+        "detail": f"unknown link {link!r}",
+    }
+    return JSONResponse(problem, status_code=404, media_type=PROBLEM)
