@@ -71,7 +71,11 @@ def test_3_5_singapore_one_or_more_credits_on_player_dealer_or_both() -> None:
     settings = table(GameId.singapore_stud, wager="1.00")
     decisions = check_bets(
         settings,
-        [bet(1, jackpot="3.00"), bet(2, jackpot="0", dealer="2.00"), bet(5, jackpot="1", dealer="1")],
+        [
+            bet(1, jackpot="3.00"),
+            bet(2, jackpot="0", dealer="2.00"),
+            bet(5, jackpot="1", dealer="1"),
+        ],
     )
     assert [(d.box, d.status, d.wager, d.dealer_wager) for d in decisions] == [
         (1, "accepted", m("3"), ZERO),
@@ -80,8 +84,9 @@ def test_3_5_singapore_one_or_more_credits_on_player_dealer_or_both() -> None:
     ]
 
 
-@pytest.mark.parametrize(("jackpot", "dealer", "field"), [("1.50", "0", "jackpot"),
-                                                          ("1", "0.50", "jackpot_dealer")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("jackpot", "dealer", "field"), [("1.50", "0", "jackpot"), ("1", "0.50", "jackpot_dealer")]
+)
 def test_3_5_singapore_wager_that_is_not_whole_credits_is_refused(
     jackpot: str, dealer: str, field: str
 ) -> None:
@@ -95,7 +100,10 @@ def test_western_river_bet_any_amount_up_to_the_ante() -> None:
     decisions = check_bets(
         settings, [bet(1, ante="10.00", jackpot="10.00"), bet(2, ante="10.00", jackpot="0.35")]
     )
-    assert [(d.status, d.wager) for d in decisions] == [("accepted", m("10")), ("accepted", m("0.35"))]
+    assert [(d.status, d.wager) for d in decisions] == [
+        ("accepted", m("10")),
+        ("accepted", m("0.35")),
+    ]
 
 
 def test_western_river_bet_shall_not_exceed_the_ante() -> None:
@@ -134,7 +142,9 @@ def test_negative_or_sub_cent_amounts_are_refused(field: str, value: int) -> Non
 
 
 def test_decisions_come_in_the_order_given() -> None:
-    decisions = check_bets(table(GameId.casino_stud), [bet(5), bet(2, ante="0"), bet(7, jackpot="0")])
+    decisions = check_bets(
+        table(GameId.casino_stud), [bet(5), bet(2, ante="0"), bet(7, jackpot="0")]
+    )
     assert [(d.box, d.status) for d in decisions] == [(5, "accepted"), (2, "returned"), (7, "none")]
 
 

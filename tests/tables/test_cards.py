@@ -42,7 +42,9 @@ def test_every_card_of_the_deck_round_trips() -> None:
     assert [parse_card(str(card)) for card in DECK] == list(DECK)
 
 
-@pytest.mark.parametrize("text", ["1S", "11S", "AX", "A", "S", "", "ASS", "ZZ", "0D", "1 0D", "AS "])
+@pytest.mark.parametrize(
+    "text", ["1S", "11S", "AX", "A", "S", "", "ASS", "ZZ", "0D", "1 0D", "AS "]
+)
 def test_5_8_1_a_card_not_part_of_the_set_is_refused_naming_the_text(text: str) -> None:
     # "AS " is accepted (surrounding space is stripped), the rest are not cards.
     if text == "AS ":

@@ -1,4 +1,4 @@
-"""Singapore Stud jackpot claims: player and dealer hands (4.2), Magic Card and Lucky draws (4.3-4.5)."""
+"""Singapore Stud claims: player and dealer hands (4.2), Magic Card and Lucky draws (4.3-4.5)."""
 
 from __future__ import annotations
 

@@ -119,7 +119,9 @@ def test_4_5_1_two_major_winners_at_one_table_are_claimed_in_box_order_with_deal
 
 def test_claims_follow_a_tables_pay_table_overrides() -> None:
     settings = table(CASINO, overrides={"four_of_a_kind": "600", "royal_flush": "0.5"})
-    claims = play(settings, [bet(1), bet(2)], [hand(1, "9C 9H 9D 9S JH"), hand(2, "AD QD JD KD 10D")])
+    claims = play(
+        settings, [bet(1), bet(2)], [hand(1, "9C 9H 9D 9S JH"), hand(2, "AD QD JD KD 10D")]
+    )
     assert claims == [
         FixedClaim(1, "fixed", "four_of_a_kind", m("600")),
         MeterClaim(2, "player", "royal_flush", Rate(5_000), dealt_at(2), m("1")),
