@@ -1,0 +1,151 @@
+"""The FastAPI application: `create_app()` wires the floor, the journal, the writer and displays."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse
+
+from app import problems
+from app.auth import Principal, Tokens
+from app.broadcast import Broadcaster, MemoryBackend
+from app.display import display_router
+from app.floor import Floor as FloorFile
+from app.journal import Journal
+from app.routes import router
+from app.service import FloorConfig, Service, TableConfig
+from app.settings import Settings
+from app.writer import Writer
+from jackpot.config import LinkConfig, MeterConfig, Timing
+from jackpot.money import Money
+from tables.bets import TableSettings
+from tables.games import game
+
+log = logging.getLogger("jackpot")
+
+
+def floor_config(floor: FloorFile) -> tuple[FloorConfig, Tokens]:
+    """The validated floor file -> the domain's configuration and the token table."""
+    links = tuple(
+        LinkConfig(
+            id=link.id,
+            name=link.name or link.id,
+            meters=tuple(
+                MeterConfig(m.id, m.seed, m.rate, m.reserve_rate, m.ceiling, m.name or m.id) for m in link.meters
+            ),
+        )
+        for link in floor.links
+    )
+    tables = {}
+    principals: dict[str, Principal] = {}
+    for t in floor.tables:
+        settings = TableSettings(
+            game=game(t.game, t.pay_table),
+            prescribed_wager=Money(t.jackpot_wager or 0),
+            boxes=t.boxes,
+            fold_keeps_jackpot=t.fold_keeps_jackpot,
+            lucky_dealer_odds=t.lucky_dealer_odds or 10,
+        )
+        tables[t.id] = TableConfig(t.id, t.link, settings)
+        principals[t.token_sha256] = Principal("table", t.id)
+    for op in floor.operators:
+        principals[op.token_sha256] = Principal(op.role, op.name)
+    timing = Timing(floor.hold_ms, floor.round_timeout_ms, floor.max_clock_skew_ms)
+    return FloorConfig(floor.currency, timing, links, tables), Tokens(principals)
+
+
+@dataclass
+class Resources:
+    """What the lifespan opened, to close in reverse order."""
+
+    journal: Journal | None = None
+    embedded: Any = None
+    pool: Any = None
+
+
+def create_app(
+    settings: Settings, floor: FloorFile, *, journal: Journal | None = None, broadcaster: Broadcaster | None = None
+) -> FastAPI:
+    """The server. With `journal` given (tests), it is used as is; otherwise PostgreSQL:
+    DATABASE_URL, or an embedded server under settings.data_dir, migrated at start."""
+    config, tokens = floor_config(floor)
+    broadcaster = broadcaster or Broadcaster(MemoryBackend())
+    for link in config.links:
+        broadcaster.configure_link(link.id, config.currency, [(m.id, m.name or m.id) for m in link.meters])
+    resources = Resources(journal=journal)
+    writer = Writer(Service(config), journal if journal is not None else _unset_journal())
+    writer.max_batch = settings.commit_max_batch
+    writer.snapshot_every = settings.snapshot_every
+    writer.broadcast = broadcaster
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if resources.journal is None:
+            resources.journal = await _open_journal(settings, resources)
+        writer.journal = resources.journal
+        replayed = await writer.recover()
+        log.info("recovered: %d journal entries replayed, head seq %d", replayed, writer.seq)
+        await broadcaster.start()
+        for link in config.links:
+            writer._announce({link.id}, [], [])
+        writer.start()
+        app.state.ready = True
+        try:
+            yield
+        finally:
+            app.state.ready = False
+            await writer.stop()  # drains: every submitted request is committed and answered
+            await broadcaster.stop()
+            await _close(resources)
+
+    app = FastAPI(title="Linked progressive jackpot server", version="1", lifespan=lifespan)
+    app.state.ready = False
+    app.state.writer = writer
+    problems.install(app)
+    app.include_router(router(writer, tokens))
+    app.include_router(display_router(broadcaster, display_token=settings.display_token))
+
+    @app.get("/health", tags=["service"])
+    async def health() -> JSONResponse:
+        if not app.state.ready:
+            return problems.problem(503, "Starting", "the server is not accepting events yet")
+        status = "degraded" if writer.degraded else "ok"
+        return JSONResponse({"status": status, "journal_seq": writer.seq, "head": writer.head})
+
+    return app
+
+
+def _unset_journal() -> Journal:
+    from app.journal import MemoryJournal
+
+    return MemoryJournal()
+
+
+async def _open_journal(settings: Settings, resources: Resources) -> Journal:
+    from app.database import create_pool, migrate, start_embedded
+    from app.journal import PostgresJournal
+
+    dsn = settings.database_url
+    if dsn is None:
+        resources.embedded = await start_embedded(settings.data_dir)
+        dsn = resources.embedded.dsn
+    await migrate(dsn)
+    resources.pool = await create_pool(dsn)
+    return PostgresJournal(resources.pool)
+
+
+async def _close(resources: Resources) -> None:
+    if resources.journal is not None:
+        with contextlib.suppress(Exception):
+            await resources.journal.close()
+    if resources.pool is not None:
+        with contextlib.suppress(Exception):
+            await resources.pool.close()
+    if resources.embedded is not None:
+        with contextlib.suppress(Exception):
+            resources.embedded.stop()

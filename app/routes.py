@@ -1,0 +1,129 @@
+"""Thin HTTP entry points: authenticate, validate, hand a command to the writer, answer."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Path, Query, Request
+from fastapi.responses import JSONResponse
+
+from app.auth import Tokens
+from app.schemas import BetsRequest, Id, OutcomeRequest, ResetRequest, SeedRequest, VoidRequest
+from app.service import Service
+from app.views import award_row, outcome_answer, round_view
+from app.writer import Writer
+from jackpot.errors import UnknownError
+from jackpot.money import format_money, format_rate, parse_money
+
+Auth = Annotated[str | None, Header(alias="Authorization")]
+TableId = Annotated[str, Path(pattern=Id.__metadata__[0].metadata[0].pattern)]  # type: ignore[attr-defined]
+RoundId = TableId
+
+# The outcome answer waits this long for pending meter awards (API.md).
+OUTCOME_WAIT_S = 10.0
+
+
+def router(writer: Writer, tokens: Tokens) -> APIRouter:
+    api = APIRouter()
+
+    def service() -> Service:
+        return writer.service
+
+    @api.post("/v1/tables/{table}/rounds/{round}/bets", tags=["tables"])
+    async def post_bets(table: TableId, round: RoundId, body: BetsRequest, authorization: Auth = None) -> JSONResponse:
+        tokens.table(authorization, table)
+        status, answer = await writer.submit("bets", table, round, body.domain())
+        return JSONResponse(answer, status_code=200)
+
+    @api.post("/v1/tables/{table}/rounds/{round}/outcome", tags=["tables"])
+    async def post_outcome(
+        table: TableId, round: RoundId, body: OutcomeRequest, authorization: Auth = None
+    ) -> JSONResponse:
+        tokens.table(authorization, table)
+        await writer.submit("outcome", table, round, body.domain())
+        # Meter awards are pending until the watermark passes them: wait a while for
+        # their final amounts; the waiting holds up nothing else (the writer goes on).
+        await writer.wait_final(table, round, OUTCOME_WAIT_S)
+        return JSONResponse(outcome_answer(service(), table, round))
+
+    @api.post("/v1/tables/{table}/rounds/{round}/void", tags=["tables"])
+    async def post_void(table: TableId, round: RoundId, body: VoidRequest, authorization: Auth = None) -> JSONResponse:
+        tokens.table(authorization, table)
+        _, answer = await writer.submit("void", table, round, body.domain())
+        return JSONResponse(answer)
+
+    @api.get("/v1/tables/{table}/rounds/{round}", tags=["tables"])
+    async def get_round(
+        table: TableId,
+        round: RoundId,
+        authorization: Auth = None,
+        wait: Annotated[int, Query(ge=0, le=60)] = 0,
+    ) -> JSONResponse:
+        tokens.reader(authorization, table)
+        service().floor.round(table, round)  # 404 before any waiting
+        if wait:
+            await writer.wait_final(table, round, float(wait))
+        return JSONResponse(round_view(service(), table, round))
+
+    # -- operators -------------------------------------------------------------------
+
+    @api.get("/v1/links/{link}/meters/{meter}", tags=["operators"])
+    async def get_meter(link: TableId, meter: TableId, authorization: Auth = None) -> JSONResponse:
+        tokens.role(authorization, "operator")
+        return JSONResponse(meter_view(service(), link, meter))
+
+    @api.put("/v1/links/{link}/meters/{meter}/seed", tags=["operators"])
+    async def put_seed(link: TableId, meter: TableId, body: SeedRequest, authorization: Auth = None) -> JSONResponse:
+        who = tokens.role(authorization, "supervisor")
+        meter_view(service(), link, meter)  # 404 for an unknown link or meter
+        request = {"link": link, "meter": meter, "seed": parse_money(body.seed), "reason": body.reason}
+        _, answer = await writer.submit("seed", None, None, request, by=who.name)
+        return JSONResponse(answer)
+
+    @api.post("/v1/links/{link}/meters/{meter}/reset", tags=["operators"])
+    async def post_reset(link: TableId, meter: TableId, body: ResetRequest, authorization: Auth = None) -> JSONResponse:
+        who = tokens.role(authorization, "supervisor")
+        meter_view(service(), link, meter)
+        request = {"link": link, "meter": meter, "reason": body.reason}
+        _, answer = await writer.submit("reset", None, None, request, by=who.name)
+        return JSONResponse(answer)
+
+    @api.get("/v1/awards", tags=["operators"])
+    async def get_awards(
+        request: Request,
+        authorization: Auth = None,
+        link: str | None = None,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    ) -> JSONResponse:
+        tokens.role(authorization, "operator")
+        awards = [a for a in service().floor.awards.values() if link is None or a.link == link]
+        awards.sort(key=lambda a: (a.finalized_at or 2**62, a.sequence or 0), reverse=True)
+        return JSONResponse({"awards": [award_row(a) for a in awards[:limit]]})
+
+    return api
+
+
+def meter_view(service: Service, link_id: str, meter_id: str) -> dict[str, Any]:
+    link = service.floor.link(link_id)
+    try:
+        index = link.meter_index(meter_id)
+    except KeyError:
+        raise UnknownError(f"link {link_id!r} has no meter {meter_id!r}") from None
+    meter, config = link.meters[index], link.config.meters[index]
+    value = service.floor.display_values(link_id)[index][1]
+    return {
+        "link": link_id,
+        "meter": meter_id,
+        "value": format_money(value),
+        "final_value": format_money(meter.value),
+        "seed": format_money(meter.seed),
+        "next_seed": None if meter.next_seed is None else format_money(meter.next_seed),
+        "rate": format_rate(config.rate),
+        "reserve_rate": format_rate(config.reserve_rate),
+        "reserve": format_money(meter.reserve),
+        "ceiling": None if config.ceiling is None else format_money(config.ceiling),
+        "pending_awards": [a.id for a in service.floor.pending_awards(link_id)],
+        "stale_rounds": sorted(
+            f"{t}/{r}" for (t, r) in link.open_rounds if service.floor.rounds[(t, r)].stale
+        ),
+    }

@@ -1,0 +1,107 @@
+"""Request bodies at the edge (pydantic), converted to plain domain values for the writer."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+
+from app.timefmt import parse_time
+from jackpot.money import parse_money
+
+# Money is a decimal string with at most two places; a JSON number is refused (API.md).
+MONEY_PATTERN = r"^(0|[1-9][0-9]{0,14})(\.[0-9]{1,2})?$"
+Money = Annotated[StrictStr, Field(pattern=MONEY_PATTERN, examples=["1.00"])]
+
+
+def _time(text: str) -> str:
+    parse_time(text)  # raises ValueError with the reason: pydantic reports it with its loc
+    return text
+
+
+Time = Annotated[StrictStr, AfterValidator(_time), Field(examples=["2026-11-22T18:00:00.123Z"])]
+Card = Annotated[StrictStr, Field(pattern=r"^([2-9TJQKAtjqka]|10)[SHDCshdc]$", examples=["AS"])]
+Box = Annotated[StrictInt, Field(ge=1, le=52)]
+Reason = Annotated[StrictStr, Field(min_length=1, max_length=500)]
+Id = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:-]{1,64}$")]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class BoxBetRequest(Strict):
+    box: Box
+    ante: Money = "0"
+    jackpot: Money | None = None
+    jackpot_dealer: Money | None = None
+    player: Annotated[StrictStr, Field(min_length=1, max_length=64)] | None = None
+
+
+class BetsRequest(Strict):
+    closed_at: Time
+    boxes: Annotated[list[BoxBetRequest], Field(min_length=1, max_length=52)]
+
+    def domain(self) -> dict[str, Any]:
+        return {
+            "closed_at": parse_time(self.closed_at),
+            "boxes": [
+                {
+                    "box": b.box,
+                    "ante": parse_money(b.ante),
+                    "jackpot": parse_money(b.jackpot or "0"),
+                    "jackpot_dealer": parse_money(b.jackpot_dealer or "0"),
+                    "player": b.player,
+                }
+                for b in self.boxes
+            ],
+        }
+
+
+class BoxHandRequest(Strict):
+    box: Box
+    dealt_at: Time
+    cards: Annotated[list[Card], Field(max_length=7)]
+    folded: StrictBool = False
+
+
+class DealerRequest(Strict):
+    cards: Annotated[list[Card], Field(max_length=7)]
+    dealt_at: Time | None = None
+
+
+class OutcomeRequest(Strict):
+    boxes: Annotated[list[BoxHandRequest], Field(max_length=52)]
+    dealer: DealerRequest | None = None
+
+    def domain(self) -> dict[str, Any]:
+        dealer = None
+        if self.dealer is not None:
+            dealer = {
+                "cards": [c.upper() for c in self.dealer.cards],
+                "dealt_at": None if self.dealer.dealt_at is None else parse_time(self.dealer.dealt_at),
+            }
+        return {
+            "boxes": [
+                {"box": b.box, "dealt_at": parse_time(b.dealt_at), "cards": [c.upper() for c in b.cards], "folded": b.folded}
+                for b in self.boxes
+            ],
+            "dealer": dealer,
+        }
+
+
+class VoidRequest(Strict):
+    reason: Reason
+    boxes: Annotated[list[Box], Field(min_length=1, max_length=52)] | None = None
+
+    def domain(self) -> dict[str, Any]:
+        return {"reason": self.reason, "boxes": self.boxes}
+
+
+class SeedRequest(Strict):
+    seed: Money
+    reason: Reason
+
+
+class ResetRequest(Strict):
+    reason: Reason

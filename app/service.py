@@ -1,0 +1,230 @@
+"""The application state: the jackpot Floor plus what the tables tell us, driven by entries.
+
+Every accepted request becomes one journal entry (a JSON-able dict). `prepare` checks a
+request against the rules and the state and builds its entry without changing anything;
+`apply` applies an entry. The writer calls both; recovery calls only `apply`, so a
+replayed entry never re-derives a result from configuration that may since have changed
+(the draws, the accepted wagers and the claims are all in the entry).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from jackpot.commands import (
+    BoxWager,
+    CloseBets,
+    Command,
+    Finalize,
+    FixedAward,
+    MeterClaim,
+    RecordOutcome,
+    ResetMeter,
+    SetSeed,
+    VoidRound,
+)
+from jackpot.config import LinkConfig, Timing
+from jackpot.errors import StateConflictError, UnknownError
+from jackpot.floor import Floor, Result
+from jackpot.money import Money
+from tables.bets import BetDecision, BoxBet, Draws, RandomSource, TableSettings, check_bets, draw
+from tables.cards import parse_card
+from tables.hands import BoxHand, DealerHand
+from tables.settle import FixedClaim, settle
+
+
+@dataclass(frozen=True, slots=True)
+class TableConfig:
+    id: str
+    link: str | None
+    settings: TableSettings
+
+
+@dataclass(frozen=True, slots=True)
+class FloorConfig:
+    currency: str
+    timing: Timing
+    links: tuple[LinkConfig, ...]
+    tables: Mapping[str, TableConfig]
+
+
+@dataclass(slots=True)
+class RoundExtras:
+    """What the service keeps of a round beyond the core's record: for GET and audits."""
+
+    boxes: list[dict[str, Any]]  # the bets as posted (money in micro-units)
+    decisions: list[dict[str, Any]]
+    draws: dict[str, Any] | None
+    hands: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class Service:
+    config: FloorConfig
+    floor: Floor = field(init=False)
+    extras: dict[tuple[str, str], RoundExtras] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.floor = Floor(self.config.links, self.config.timing)
+
+    def table(self, table: str) -> TableConfig:
+        try:
+            return self.config.tables[table]
+        except KeyError:
+            raise UnknownError(f"no table {table!r}", ("table",)) from None
+
+    # -- prepare: check a request, build its entry; changes nothing --------------------
+
+    def prepare_bets(
+        self, table: str, round_id: str, body: dict[str, Any], now: int, rng: RandomSource
+    ) -> dict[str, Any]:
+        settings = self.table(table).settings
+        bets = [
+            BoxBet(b["box"], Money(b["ante"]), Money(b["jackpot"]), Money(b["jackpot_dealer"]), b["player"])
+            for b in body["boxes"]
+        ]
+        decisions = check_bets(settings, bets)
+        # Singapore Stud's Magic Card, Lucky Player and Lucky Dealer are drawn by the
+        # server when bets close (4.3-4.5), from the caller's secure generator.
+        draws = draw(settings, rng)
+        return {
+            "kind": "bets",
+            "now": now,
+            "table": table,
+            "round": round_id,
+            "closed_at": body["closed_at"],
+            "boxes": body["boxes"],
+            "decisions": [_decision(d) for d in decisions],
+            "draws": None if draws is None else _draws(draws),
+        }
+
+    def prepare_outcome(self, table: str, round_id: str, body: dict[str, Any], now: int) -> dict[str, Any]:
+        config = self.table(table)
+        rnd = self.floor.round(table, round_id)
+        if rnd.state == "void":
+            raise StateConflictError(f"round {round_id!r} is void")
+        if rnd.state != "open":
+            raise StateConflictError(f"round {round_id!r} already has an outcome")
+        extras = self.extras[(table, round_id)]
+        hands = [
+            BoxHand(
+                h["box"],
+                tuple(parse_card(c, ("boxes", i, "cards", j)) for j, c in enumerate(h["cards"])),
+                h["folded"],
+                h["dealt_at"],
+            )
+            for i, h in enumerate(body["boxes"])
+        ]
+        dealer = None
+        if body.get("dealer") is not None:
+            d = body["dealer"]
+            cards = tuple(parse_card(c, ("dealer", "cards", j)) for j, c in enumerate(d["cards"]))
+            dealer = DealerHand(cards, d.get("dealt_at"))
+        decisions = [
+            _undecision(d, voided=rnd.boxes[d["box"]].voided) for d in extras.decisions
+        ]
+        draws = None if extras.draws is None else _undraws(extras.draws)
+        claims = settle(config.settings, decisions, hands, dealer, draws)
+        meter_claims = []
+        fixed = []
+        for claim in claims:
+            if isinstance(claim, FixedClaim):
+                fixed.append({
+                    "box": claim.box, "kind": claim.kind, "hand": claim.hand,
+                    "amount": claim.amount, "for_box": claim.for_box, "target": claim.target,
+                })
+            else:
+                meter_claims.append({
+                    "box": claim.box, "target": claim.target, "hand": claim.hand,
+                    "share": claim.share, "dealt_at": claim.dealt_at,
+                })
+        return {
+            "kind": "outcome",
+            "now": now,
+            "table": table,
+            "round": round_id,
+            "boxes": body["boxes"],
+            "dealer": body.get("dealer"),
+            "claims": meter_claims,
+            "fixed": fixed,
+        }
+
+    def prepare_void(self, table: str, round_id: str, body: dict[str, Any], now: int) -> dict[str, Any]:
+        self.table(table)
+        self.floor.round(table, round_id)
+        return {
+            "kind": "void", "now": now, "table": table, "round": round_id,
+            "reason": body["reason"], "boxes": body.get("boxes"),
+        }
+
+    # -- apply: the only way state changes (live and on replay) ------------------------
+
+    def apply(self, entry: Mapping[str, Any]) -> Result:
+        """Apply one entry. Atomic: a refused entry (JackpotError) changes nothing."""
+        command = self.command(entry)
+        result = self.floor.apply(command)
+        if entry["kind"] == "bets":
+            self.extras[(entry["table"], entry["round"])] = RoundExtras(
+                boxes=list(entry["boxes"]), decisions=list(entry["decisions"]), draws=entry["draws"]
+            )
+        elif entry["kind"] == "outcome":
+            self.extras[(entry["table"], entry["round"])].hands = {
+                "boxes": entry["boxes"], "dealer": entry["dealer"]
+            }
+        return result
+
+    def command(self, entry: Mapping[str, Any]) -> Command:
+        kind, now = entry["kind"], entry["now"]
+        if kind == "bets":
+            table = self.table(entry["table"])
+            wagers = tuple(
+                BoxWager(d["box"], Money(d["wager"]), Money(d["dealer_wager"]))
+                for d in entry["decisions"]
+            )
+            return CloseBets(entry["table"], entry["round"], table.link, entry["closed_at"], now, wagers)
+        if kind == "outcome":
+            claims = tuple(
+                MeterClaim(c["box"], c["target"], c["hand"], c["share"], c["dealt_at"])
+                for c in entry["claims"]
+            )
+            fixed = tuple(
+                FixedAward(f["box"], f["kind"], f["hand"], Money(f["amount"]), f["for_box"], f["target"])
+                for f in entry["fixed"]
+            )
+            return RecordOutcome(entry["table"], entry["round"], now, claims, fixed)
+        if kind == "void":
+            boxes = entry["boxes"]
+            return VoidRound(entry["table"], entry["round"], now, entry["reason"], None if boxes is None else tuple(boxes))
+        if kind == "finalize":
+            return Finalize(now)
+        if kind == "seed":
+            return SetSeed(entry["link"], entry["meter"], Money(entry["seed"]), now, entry["by"], entry["reason"])
+        if kind == "reset":
+            return ResetMeter(entry["link"], entry["meter"], now, entry["by"], entry["reason"])
+        raise ValueError(f"unknown entry kind {kind!r}")
+
+
+def _decision(d: BetDecision) -> dict[str, Any]:
+    return {
+        "box": d.box, "status": d.status, "wager": d.wager, "dealer_wager": d.dealer_wager,
+        "reason": d.reason, "ante": d.ante, "player": d.player,
+    }
+
+
+def _undecision(d: Mapping[str, Any], *, voided: bool) -> BetDecision:
+    if voided:  # a voided box's bets were returned (5.22): it takes no part in the outcome
+        return BetDecision(d["box"], "none", Money(0), Money(0), "void", Money(0), d["player"])
+    return BetDecision(
+        d["box"], d["status"], Money(d["wager"]), Money(d["dealer_wager"]), d["reason"],
+        Money(d["ante"]), d["player"],
+    )
+
+
+def _draws(draws: Draws) -> dict[str, Any]:
+    return {"magic_card": str(draws.magic_card), "lucky_box": draws.lucky_box, "lucky_dealer": draws.lucky_dealer}
+
+
+def _undraws(data: Mapping[str, Any]) -> Draws:
+    return Draws(parse_card(data["magic_card"]), data["lucky_box"], data["lucky_dealer"])

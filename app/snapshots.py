@@ -1,0 +1,33 @@
+"""The service's whole state as one JSON-able dict (snapshots) and back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.service import RoundExtras, Service
+from jackpot import snapshot
+
+
+def dump_service(service: Service, idem: dict[str, str], seq: int, head: str) -> dict[str, Any]:
+    return {
+        "seq": seq,
+        "head": head,
+        "floor": snapshot.dump(service.floor),
+        "extras": [
+            [table, round_id, e.boxes, e.decisions, e.draws, e.hands]
+            for (table, round_id), e in service.extras.items()
+        ],
+        "idem": dict(idem),
+    }
+
+
+def load_service(config: Any, state: dict[str, Any]) -> Service:
+    service = Service(config)
+    if not state:  # nothing durable yet: the empty floor
+        return service
+    service.floor = snapshot.load(state["floor"], list(config.links), config.timing)
+    service.extras = {
+        (table, round_id): RoundExtras(boxes, decisions, draws, hands)
+        for table, round_id, boxes, decisions, draws, hands in state["extras"]
+    }
+    return service

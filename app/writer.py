@@ -1,0 +1,421 @@
+"""The single writer: owns all state, applies commands in order, commits them in groups.
+
+HTTP handlers never touch state: they validate, `submit` a request and await its answer.
+The writer takes every queued request at once (up to `max_batch`), applies each to the
+state, appends all their journal rows in ONE transaction, and only then answers: one
+fsync per group, and nothing is acknowledged before it is durable. If the commit fails,
+the state is rebuilt from the last durable point (an in-memory snapshot plus the entries
+committed since), every request of the group gets a 503, and nothing was acknowledged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import random
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from app.journal import Journal, JournalRow, JournalUnavailable
+from app.service import Service
+from app.snapshots import dump_service, load_service
+from app.views import award_row, bets_answer, meters, outcome_answer, void_answer
+from jackpot.floor import FinalizeResult, OutcomeResult, VoidResult
+from jackpot.records import AwardRecord, ResetRecord
+from jackpot.snapshot import canonical_json
+
+log = logging.getLogger("jackpot.writer")
+
+GENESIS = "0" * 64
+
+
+class Broadcast(Protocol):
+    def meters(self, link: str, values: dict[str, str]) -> None: ...
+    def win(self, link: str, win: dict[str, object]) -> None: ...
+    def status(self, link: str | None, status: str, detail: str = "") -> None: ...
+
+
+class Conflict(Exception):
+    """Same (table, round, kind) as an earlier event, with a different body (409)."""
+
+
+class Unavailable(Exception):
+    """The journal cannot be written: nothing was recorded (503)."""
+
+
+def wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@dataclass(slots=True)
+class Submission:
+    kind: str
+    table: str | None
+    round: str | None
+    body: dict[str, Any]
+    by: str | None
+    future: asyncio.Future[tuple[int, dict[str, Any]]]
+
+    @property
+    def idem_key(self) -> str | None:
+        if self.table is None or self.round is None:
+            return None
+        return f"{self.table}|{self.round}|{self.kind}"
+
+
+@dataclass(slots=True)
+class Writer:
+    service: Service
+    journal: Journal
+    broadcast: Broadcast | None = None
+    max_batch: int = 512
+    snapshot_every: int = 50_000
+    clock: Callable[[], int] = wall_clock_ms
+    rng: random.Random = field(default_factory=random.SystemRandom)
+    # Advance the watermark at least this often while events are pending, so that
+    # contributions are folded into the meters and the heap stays small.
+    finalize_every_ms: int = 1_000
+
+    queue: asyncio.Queue[Submission] = field(init=False)
+    seq: int = 0
+    head: str = GENESIS
+    idem: dict[str, str] = field(default_factory=dict)  # idem key -> body sha256
+    answers: OrderedDict[str, dict[str, Any]] = field(default_factory=OrderedDict)  # recent first answers
+    degraded: bool = False
+    waiters: dict[tuple[str, str], list[asyncio.Future[None]]] = field(default_factory=dict)
+    last_finalize: int = 0
+    # The last durable point, to rebuild from when a commit fails.
+    base: dict[str, Any] = field(default_factory=dict)
+    since_base: list[JournalRow] = field(default_factory=list)
+    task: asyncio.Task[None] | None = None
+    snapshot_task: asyncio.Task[None] | None = None
+    stopping: bool = False
+    stats: dict[str, int] = field(default_factory=lambda: {"batches": 0, "rows": 0, "failed": 0})
+
+    # -- life cycle -----------------------------------------------------------------
+
+    async def recover(self) -> int:
+        """State = latest snapshot + every journal entry after it. Returns entries replayed."""
+        snapshot = await self.journal.latest_snapshot()
+        after = 0
+        if snapshot is not None:
+            after, text = snapshot
+            import json
+
+            state = json.loads(text)
+            self.service = load_service(self.service.config, state)
+            self.idem = dict(state["idem"])
+            self.seq, self.head = after, state["head"]
+        replayed = 0
+        async for row in self.journal.read(after):
+            self._replay(row)
+            replayed += 1
+        self._mark_durable()
+        return replayed
+
+    def start(self) -> None:
+        self.queue = asyncio.Queue()
+        self.task = asyncio.create_task(self._run(), name="jackpot-writer")
+
+    async def stop(self) -> None:
+        """Drain: every request already submitted is committed and answered, then stop."""
+        self.stopping = True
+        if self.task is not None:
+            await self.queue.put(Submission("stop", None, None, {}, None, asyncio.get_running_loop().create_future()))
+            await self.task
+        if self.snapshot_task is not None:
+            with contextlib.suppress(Exception):
+                await self.snapshot_task
+
+    # -- requests -------------------------------------------------------------------
+
+    async def submit(
+        self, kind: str, table: str | None, round_id: str | None, body: dict[str, Any], by: str | None = None
+    ) -> tuple[int, dict[str, Any]]:
+        """Hand a request to the writer; returns (HTTP status, answer) once it is durable."""
+        if self.stopping:
+            raise Unavailable("the server is shutting down")
+        future: asyncio.Future[tuple[int, dict[str, Any]]] = asyncio.get_running_loop().create_future()
+        sub = Submission(kind, table, round_id, body, by, future)
+        await self.queue.put(sub)
+        status, answer = await future
+        if not answer and sub.idem_key is not None:
+            row = await self.journal.lookup(sub.idem_key)
+            if row is not None and row.answer is not None:
+                answer = _loads(row.answer)
+        return status, answer
+
+    async def wait_final(self, table: str, round_id: str, timeout: float) -> None:
+        """Wait until the round has no pending meter award, or the timeout."""
+        from app.views import has_pending
+
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while has_pending(self.service, table, round_id):
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return
+            future: asyncio.Future[None] = loop.create_future()
+            self.waiters.setdefault((table, round_id), []).append(future)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(future, remaining)
+
+    # -- the loop -------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        while True:
+            batch = await self._next_batch()
+            if batch is None:
+                continue
+            stop = any(s.kind == "stop" for s in batch)
+            await self._process([s for s in batch if s.kind != "stop"])
+            if stop:
+                for s in batch:
+                    if s.kind == "stop" and not s.future.done():
+                        s.future.set_result((200, {}))
+                return
+
+    async def _next_batch(self) -> list[Submission] | None:
+        timeout = self._sleep_s()
+        try:
+            first = await asyncio.wait_for(self.queue.get(), timeout) if timeout is not None else await self.queue.get()
+        except TimeoutError:
+            await self._process([])  # time to finalise: the timer, not the next request
+            return None
+        batch = [first]
+        while len(batch) < self.max_batch and not self.queue.empty():
+            batch.append(self.queue.get_nowait())
+        return batch
+
+    def _sleep_s(self) -> float | None:
+        now = self.clock()
+        due = self.service.floor.due_at()
+        if any(link.timeline.heap for link in self.service.floor.links.values()):
+            periodic = self.last_finalize + self.finalize_every_ms
+            due = periodic if due is None else min(due, periodic)
+        if due is None:
+            return None
+        return max(0.0, (due - now) / 1000)
+
+    async def _process(self, batch: list[Submission]) -> None:
+        now = self.clock()
+        rows: list[JournalRow] = []
+        done: list[tuple[Submission, Callable[[], tuple[int, dict[str, Any]]]]] = []
+        finalized: list[AwardRecord | ResetRecord] = []
+        claimed: list[AwardRecord] = []
+        links: set[str] = set()
+        for sub in batch:
+            try:
+                outcome = self._one(sub, now, rows, claimed, links)
+            except Exception as error:  # answered with its own status by the route
+                if not sub.future.done():
+                    sub.future.set_exception(error)
+                continue
+            done.append((sub, outcome))
+        if self._finalize_due(now):
+            # Finalising is itself an entry, with the server time: replay never reads
+            # the clock (DESIGN.md, the watermark).
+            entry = {"kind": "finalize", "now": now}
+            result = self.service.apply(entry)
+            assert isinstance(result, FinalizeResult)
+            self.last_finalize = now
+            rows.append(self._row(entry, None, None, None))
+            finalized.extend(result.finalized)
+            links.update(r.link for r in result.finalized)
+        if not rows:
+            for sub, answer in done:
+                if not sub.future.done():
+                    sub.future.set_result(answer())
+            return
+        try:
+            await self.journal.append(rows)
+        except (JournalUnavailable, OSError) as error:
+            self._rollback(error, [sub for sub, _ in done])
+            return
+        self.stats["batches"] += 1
+        self.stats["rows"] += len(rows)
+        self.since_base.extend(rows)
+        if self.degraded:
+            self.degraded = False
+            if self.broadcast is not None:
+                self.broadcast.status(None, "ok", "events are recorded again")
+        for sub, answer in done:
+            if not sub.future.done():
+                sub.future.set_result(answer())
+        self._announce(links, claimed, finalized)
+        if len(self.since_base) >= self.snapshot_every and self.snapshot_task is None:
+            self._snapshot()
+
+    def _one(
+        self, sub: Submission, now: int, rows: list[JournalRow], claimed: list[AwardRecord], links: set[str]
+    ) -> Callable[[], tuple[int, dict[str, Any]]]:
+        """Apply one request; returns how to answer it once its group is committed."""
+        service = self.service
+        key = sub.idem_key
+        body_sha = hashlib.sha256(canonical_json(sub.body).encode()).hexdigest() if key else None
+        if key is not None and key in self.idem:
+            if self.idem[key] != body_sha:
+                raise Conflict(f"{sub.kind} of round {sub.round!r} was already posted with a different body")
+            return self._replay_answer(sub, key)
+        if sub.kind == "bets":
+            assert sub.table is not None and sub.round is not None
+            entry = service.prepare_bets(sub.table, sub.round, sub.body, now, self.rng)
+        elif sub.kind == "outcome":
+            assert sub.table is not None and sub.round is not None
+            entry = service.prepare_outcome(sub.table, sub.round, sub.body, now)
+        elif sub.kind == "void":
+            assert sub.table is not None and sub.round is not None
+            entry = service.prepare_void(sub.table, sub.round, sub.body, now)
+        else:  # operator changes: seed, reset
+            entry = {"kind": sub.kind, "now": now, "by": sub.by, **sub.body}
+        result = service.apply(entry)  # raises, changing nothing, if the core refuses
+        answer = self._answer(sub, result)
+        rows.append(self._row(entry, key, body_sha, answer))
+        if key is not None and body_sha is not None:
+            self.idem[key] = body_sha
+            self._remember(key, answer)
+        if isinstance(result, OutcomeResult):
+            claimed.extend(result.awards)
+        link = entry.get("link") or (
+            service.floor.rounds[(sub.table, sub.round)].link if sub.table and sub.round else None
+        )
+        if link:
+            links.add(link)
+        status = 201 if sub.kind in ("bets", "outcome") else 200
+        return lambda: (status, answer if sub.kind != "outcome" else outcome_answer(service, sub.table or "", sub.round or ""))
+
+    def _answer(self, sub: Submission, result: object) -> dict[str, Any]:
+        service = self.service
+        if sub.kind == "bets":
+            return bets_answer(service, sub.table or "", sub.round or "")
+        if sub.kind == "outcome":
+            return outcome_answer(service, sub.table or "", sub.round or "")
+        if sub.kind == "void":
+            assert isinstance(result, VoidResult)
+            return void_answer(service, sub.table or "", sub.round or "", list(result.reversed))
+        from app.operators import operator_answer
+
+        return operator_answer(service, sub.kind, result)
+
+    def _replay_answer(self, sub: Submission, key: str) -> Callable[[], tuple[int, dict[str, Any]]]:
+        """A retry with the same body gets the first answer (an outcome: with the awards
+        as they stand now, final amounts included)."""
+        if sub.kind == "outcome":
+            return lambda: (200, outcome_answer(self.service, sub.table or "", sub.round or ""))
+        remembered = self.answers.get(key)
+        # Not remembered (a restart since): the route reads it from the journal.
+        return lambda: (200, remembered if remembered is not None else {})
+
+    def _remember(self, key: str, answer: dict[str, Any]) -> None:
+        self.answers[key] = answer
+        while len(self.answers) > 100_000:
+            self.answers.popitem(last=False)
+
+    def _row(
+        self, entry: dict[str, Any], key: str | None, body_sha: str | None, answer: dict[str, Any] | None
+    ) -> JournalRow:
+        # Hash chain (issue 9): each row's hash covers the previous hash and its entry.
+        text = canonical_json(entry)
+        self.seq += 1
+        self.head = hashlib.sha256((self.head + text).encode()).hexdigest()
+        return JournalRow(
+            seq=self.seq,
+            recorded_at_ms=entry["now"],
+            kind=entry["kind"],
+            idem_key=key,
+            body_sha256=body_sha,
+            entry=text,
+            answer=None if answer is None else canonical_json(answer),
+            hash=self.head,
+        )
+
+    def _finalize_due(self, now: int) -> bool:
+        due = self.service.floor.due_at()
+        if due is not None and now >= due:
+            return True
+        floor = self.service.floor
+        pending = any(link.timeline.heap for link in floor.links.values())
+        return pending and now - self.last_finalize >= self.finalize_every_ms
+
+    def _rollback(self, error: BaseException, subs: list[Submission]) -> None:
+        """The group was not recorded: back to the last durable state, 503 to everyone."""
+        log.error("journal append failed, %d requests refused: %s", len(subs), error)
+        self.stats["failed"] += 1
+        self.service = load_service(self.service.config, self.base)
+        self.idem = dict(self.base["idem"])
+        self.seq, self.head = self.base["seq"], self.base["head"]
+        for row in self.since_base:
+            self._replay(row)
+        for sub in subs:
+            if not sub.future.done():
+                sub.future.set_exception(Unavailable("events cannot be recorded: the database is unavailable"))
+        if not self.degraded:
+            self.degraded = True
+            if self.broadcast is not None:
+                self.broadcast.status(None, "degraded", "jackpot system cannot record events")
+
+    def _replay(self, row: JournalRow) -> None:
+        self.service.apply(_loads(row.entry))
+        if row.idem_key is not None and row.body_sha256 is not None:
+            self.idem[row.idem_key] = row.body_sha256
+        self.seq, self.head = row.seq, row.hash
+
+    def _mark_durable(self) -> None:
+        """Take the in-memory base to rebuild from if a commit fails."""
+        self.base = dump_service(self.service, self.idem, self.seq, self.head)
+        self.since_base = []
+
+    def _snapshot(self) -> None:
+        """Take a snapshot now (a consistent dump) and store it in the background."""
+        state = dump_service(self.service, self.idem, self.seq, self.head)
+        self.base, self.since_base = state, []
+        text = canonical_json(state)
+        seq, now = self.seq, self.clock()
+
+        async def store() -> None:
+            try:
+                await self.journal.save_snapshot(seq, now, text)
+            except Exception as error:  # a missed snapshot only slows the next start
+                log.warning("snapshot at %d not saved: %s", seq, error)
+            finally:
+                self.snapshot_task = None
+
+        self.snapshot_task = asyncio.create_task(store())
+
+    def _announce(self, links: set[str], claimed: list[AwardRecord], finalized: list[AwardRecord | ResetRecord]) -> None:
+        rounds = {(a.table, a.round) for a in finalized if isinstance(a, AwardRecord)}
+        for key in rounds:
+            for future in self.waiters.pop(key, []):
+                if not future.done():
+                    future.set_result(None)
+        if self.broadcast is None:
+            return
+        for award in claimed:
+            self.broadcast.win(award.link, _win(award))
+        for record in finalized:
+            if isinstance(record, AwardRecord):
+                self.broadcast.win(record.link, _win(record))
+        for link in links:
+            values = {m["meter"]: m["value"] for m in meters(self.service, link)}
+            self.broadcast.meters(link, values)
+
+
+def _win(award: AwardRecord) -> dict[str, object]:
+    row = award_row(award)
+    return {
+        "state": award.state, "award_id": award.id, "table": award.table, "round": award.round,
+        "box": award.box, "meter": award.meter, "hand": award.hand,
+        **({"amount": row["amount"]} if "amount" in row else {}), "dealt_at": row["dealt_at"],
+    }
+
+
+def _loads(text: str) -> dict[str, Any]:
+    import json
+
+    data: dict[str, Any] = json.loads(text)
+    return data
