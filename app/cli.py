@@ -11,13 +11,19 @@ DEMO_FLOOR = Path(__file__).parent / "demo" / "floor.toml"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="jackpot", description="Linked progressive jackpot server")
+    parser = argparse.ArgumentParser(
+        prog="jackpot", description="Linked progressive jackpot server"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run the server")
-    serve.add_argument("--config", type=Path, help="floor file (default: JACKPOT_CONFIG, else the demo floor)")
+    serve.add_argument(
+        "--config", type=Path, help="floor file (default: JACKPOT_CONFIG, else the demo floor)"
+    )
     serve.add_argument("--host", default=None)
     serve.add_argument("--port", type=int, default=None)
-    serve.add_argument("--data-dir", type=Path, default=None, help="embedded PostgreSQL data (default ./.jackpot)")
+    serve.add_argument(
+        "--data-dir", type=Path, default=None, help="embedded PostgreSQL data (default ./.jackpot)"
+    )
     serve.add_argument("--log-level", default="info")
     args = parser.parse_args(argv)
     if args.command == "serve":
@@ -32,9 +38,13 @@ def serve_command(args: argparse.Namespace) -> int:
     from app.main import create_app
     from app.settings import Settings
 
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
+    )
     overrides = {
-        k: v for k, v in (("host", args.host), ("port", args.port), ("data_dir", args.data_dir)) if v is not None
+        k: v
+        for k, v in (("host", args.host), ("port", args.port), ("data_dir", args.data_dir))
+        if v is not None
     }
     settings = Settings(**overrides)
     path = args.config or settings.config or DEMO_FLOOR
@@ -46,11 +56,20 @@ def serve_command(args: argparse.Namespace) -> int:
     app = create_app(settings, floor)
     print(f"jackpot server on http://{settings.host}:{settings.port}  (floor: {path})", flush=True)
     for link in floor.links:
-        print(f"  display for link {link.id}: http://{settings.host}:{settings.port}/display/{link.id}", flush=True)
+        print(
+            f"  display for link {link.id}: http://{settings.host}:{settings.port}/display/{link.id}",
+            flush=True,
+        )
     # uvicorn turns SIGTERM / SIGINT into a graceful shutdown: the lifespan drains the
     # writer (every accepted request committed and answered) and the process exits 0.
-    config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level=args.log_level,
-                            access_log=False, lifespan="on")
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level=args.log_level,
+        access_log=False,
+        lifespan="on",
+    )
     server = uvicorn.Server(config)
     server.run()
     return 0

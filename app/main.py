@@ -36,7 +36,8 @@ def floor_config(floor: FloorFile) -> tuple[FloorConfig, Tokens]:
             id=link.id,
             name=link.name or link.id,
             meters=tuple(
-                MeterConfig(m.id, m.seed, m.rate, m.reserve_rate, m.ceiling, m.name or m.id) for m in link.meters
+                MeterConfig(m.id, m.seed, m.rate, m.reserve_rate, m.ceiling, m.name or m.id)
+                for m in link.meters
             ),
         )
         for link in floor.links
@@ -69,14 +70,20 @@ class Resources:
 
 
 def create_app(
-    settings: Settings, floor: FloorFile, *, journal: Journal | None = None, broadcaster: Broadcaster | None = None
+    settings: Settings,
+    floor: FloorFile,
+    *,
+    journal: Journal | None = None,
+    broadcaster: Broadcaster | None = None,
 ) -> FastAPI:
     """The server. With `journal` given (tests), it is used as is; otherwise PostgreSQL:
     DATABASE_URL, or an embedded server under settings.data_dir, migrated at start."""
     config, tokens = floor_config(floor)
     broadcaster = broadcaster or Broadcaster(MemoryBackend())
     for link in config.links:
-        broadcaster.configure_link(link.id, config.currency, [(m.id, m.name or m.id) for m in link.meters])
+        broadcaster.configure_link(
+            link.id, config.currency, [(m.id, m.name or m.id) for m in link.meters]
+        )
     resources = Resources(journal=journal)
     writer = Writer(Service(config), journal if journal is not None else _unset_journal())
     writer.max_batch = settings.commit_max_batch

@@ -33,9 +33,19 @@ class AuthError(Exception):
         self.status, self.detail = status, detail
 
 
-def problem(status: int, title: str, detail: str, errors: list[dict[str, Any]] | None = None,
-            headers: dict[str, str] | None = None) -> JSONResponse:
-    body: dict[str, Any] = {"type": "about:blank", "title": title, "status": status, "detail": detail}
+def problem(
+    status: int,
+    title: str,
+    detail: str,
+    errors: list[dict[str, Any]] | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    body: dict[str, Any] = {
+        "type": "about:blank",
+        "title": title,
+        "status": status,
+        "detail": detail,
+    }
     if errors is not None:
         body["errors"] = errors
     return JSONResponse(body, status_code=status, media_type=MEDIA_TYPE, headers=headers)
@@ -55,15 +65,15 @@ def domain_problem(error: BaseException) -> JSONResponse:
 def install(app: FastAPI) -> None:
     async def on_validation(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
-        errors = [
-            {"loc": list(e.get("loc", ())), "msg": _message(e)} for e in exc.errors()
-        ]
+        errors = [{"loc": list(e.get("loc", ())), "msg": _message(e)} for e in exc.errors()]
         detail = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in errors)
         return problem(422, "Invalid request", detail, errors)
 
     async def on_http(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
-        return problem(exc.status_code, str(exc.detail), str(exc.detail), headers=getattr(exc, "headers", None))
+        return problem(
+            exc.status_code, str(exc.detail), str(exc.detail), headers=getattr(exc, "headers", None)
+        )
 
     async def on_auth(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, AuthError)
@@ -83,8 +93,10 @@ def install(app: FastAPI) -> None:
 
 def _message(error: Any) -> str:
     msg = str(error.get("msg", "invalid"))
-    if error.get("type") == "string_type" and error.get("loc") and error["loc"][-1] in (
-        "ante", "jackpot", "jackpot_dealer", "seed"
+    if (
+        error.get("type") == "string_type"
+        and error.get("loc")
+        and error["loc"][-1] in ("ante", "jackpot", "jackpot_dealer", "seed")
     ):
         return 'money must be a decimal string such as "1.00", not a JSON number'
     if error.get("type") == "string_pattern_mismatch" and "0-9]{0,14}" in str(error.get("ctx", {})):

@@ -30,7 +30,9 @@ def router(writer: Writer, tokens: Tokens) -> APIRouter:
         return writer.service
 
     @api.post("/v1/tables/{table}/rounds/{round}/bets", tags=["tables"])
-    async def post_bets(table: TableId, round: RoundId, body: BetsRequest, authorization: Auth = None) -> JSONResponse:
+    async def post_bets(
+        table: TableId, round: RoundId, body: BetsRequest, authorization: Auth = None
+    ) -> JSONResponse:
         tokens.table(authorization, table)
         status, answer = await writer.submit("bets", table, round, body.domain())
         return JSONResponse(answer, status_code=200)
@@ -47,7 +49,9 @@ def router(writer: Writer, tokens: Tokens) -> APIRouter:
         return JSONResponse(outcome_answer(service(), table, round))
 
     @api.post("/v1/tables/{table}/rounds/{round}/void", tags=["tables"])
-    async def post_void(table: TableId, round: RoundId, body: VoidRequest, authorization: Auth = None) -> JSONResponse:
+    async def post_void(
+        table: TableId, round: RoundId, body: VoidRequest, authorization: Auth = None
+    ) -> JSONResponse:
         tokens.table(authorization, table)
         _, answer = await writer.submit("void", table, round, body.domain())
         return JSONResponse(answer)
@@ -73,15 +77,24 @@ def router(writer: Writer, tokens: Tokens) -> APIRouter:
         return JSONResponse(meter_view(service(), link, meter))
 
     @api.put("/v1/links/{link}/meters/{meter}/seed", tags=["operators"])
-    async def put_seed(link: TableId, meter: TableId, body: SeedRequest, authorization: Auth = None) -> JSONResponse:
+    async def put_seed(
+        link: TableId, meter: TableId, body: SeedRequest, authorization: Auth = None
+    ) -> JSONResponse:
         who = tokens.role(authorization, "supervisor")
         meter_view(service(), link, meter)  # 404 for an unknown link or meter
-        request = {"link": link, "meter": meter, "seed": parse_money(body.seed), "reason": body.reason}
+        request = {
+            "link": link,
+            "meter": meter,
+            "seed": parse_money(body.seed),
+            "reason": body.reason,
+        }
         _, answer = await writer.submit("seed", None, None, request, by=who.name)
         return JSONResponse(answer)
 
     @api.post("/v1/links/{link}/meters/{meter}/reset", tags=["operators"])
-    async def post_reset(link: TableId, meter: TableId, body: ResetRequest, authorization: Auth = None) -> JSONResponse:
+    async def post_reset(
+        link: TableId, meter: TableId, body: ResetRequest, authorization: Auth = None
+    ) -> JSONResponse:
         who = tokens.role(authorization, "supervisor")
         meter_view(service(), link, meter)
         request = {"link": link, "meter": meter, "reason": body.reason}

@@ -79,11 +79,18 @@ class OutcomeRequest(Strict):
         if self.dealer is not None:
             dealer = {
                 "cards": [c.upper() for c in self.dealer.cards],
-                "dealt_at": None if self.dealer.dealt_at is None else parse_time(self.dealer.dealt_at),
+                "dealt_at": None
+                if self.dealer.dealt_at is None
+                else parse_time(self.dealer.dealt_at),
             }
         return {
             "boxes": [
-                {"box": b.box, "dealt_at": parse_time(b.dealt_at), "cards": [c.upper() for c in b.cards], "folded": b.folded}
+                {
+                    "box": b.box,
+                    "dealt_at": parse_time(b.dealt_at),
+                    "cards": [c.upper() for c in b.cards],
+                    "folded": b.folded,
+                }
                 for b in self.boxes
             ],
             "dealer": dealer,

@@ -82,7 +82,13 @@ class Service:
     ) -> dict[str, Any]:
         settings = self.table(table).settings
         bets = [
-            BoxBet(b["box"], Money(b["ante"]), Money(b["jackpot"]), Money(b["jackpot_dealer"]), b["player"])
+            BoxBet(
+                b["box"],
+                Money(b["ante"]),
+                Money(b["jackpot"]),
+                Money(b["jackpot_dealer"]),
+                b["player"],
+            )
             for b in body["boxes"]
         ]
         decisions = check_bets(settings, bets)
@@ -100,7 +106,9 @@ class Service:
             "draws": None if draws is None else _draws(draws),
         }
 
-    def prepare_outcome(self, table: str, round_id: str, body: dict[str, Any], now: int) -> dict[str, Any]:
+    def prepare_outcome(
+        self, table: str, round_id: str, body: dict[str, Any], now: int
+    ) -> dict[str, Any]:
         config = self.table(table)
         rnd = self.floor.round(table, round_id)
         if rnd.state == "void":
@@ -122,24 +130,33 @@ class Service:
             d = body["dealer"]
             cards = tuple(parse_card(c, ("dealer", "cards", j)) for j, c in enumerate(d["cards"]))
             dealer = DealerHand(cards, d.get("dealt_at"))
-        decisions = [
-            _undecision(d, voided=rnd.boxes[d["box"]].voided) for d in extras.decisions
-        ]
+        decisions = [_undecision(d, voided=rnd.boxes[d["box"]].voided) for d in extras.decisions]
         draws = None if extras.draws is None else _undraws(extras.draws)
         claims = settle(config.settings, decisions, hands, dealer, draws)
         meter_claims = []
         fixed = []
         for claim in claims:
             if isinstance(claim, FixedClaim):
-                fixed.append({
-                    "box": claim.box, "kind": claim.kind, "hand": claim.hand,
-                    "amount": claim.amount, "for_box": claim.for_box, "target": claim.target,
-                })
+                fixed.append(
+                    {
+                        "box": claim.box,
+                        "kind": claim.kind,
+                        "hand": claim.hand,
+                        "amount": claim.amount,
+                        "for_box": claim.for_box,
+                        "target": claim.target,
+                    }
+                )
             else:
-                meter_claims.append({
-                    "box": claim.box, "target": claim.target, "hand": claim.hand,
-                    "share": claim.share, "dealt_at": claim.dealt_at,
-                })
+                meter_claims.append(
+                    {
+                        "box": claim.box,
+                        "target": claim.target,
+                        "hand": claim.hand,
+                        "share": claim.share,
+                        "dealt_at": claim.dealt_at,
+                    }
+                )
         return {
             "kind": "outcome",
             "now": now,
@@ -151,12 +168,18 @@ class Service:
             "fixed": fixed,
         }
 
-    def prepare_void(self, table: str, round_id: str, body: dict[str, Any], now: int) -> dict[str, Any]:
+    def prepare_void(
+        self, table: str, round_id: str, body: dict[str, Any], now: int
+    ) -> dict[str, Any]:
         self.table(table)
         self.floor.round(table, round_id)
         return {
-            "kind": "void", "now": now, "table": table, "round": round_id,
-            "reason": body["reason"], "boxes": body.get("boxes"),
+            "kind": "void",
+            "now": now,
+            "table": table,
+            "round": round_id,
+            "reason": body["reason"],
+            "boxes": body.get("boxes"),
         }
 
     # -- apply: the only way state changes (live and on replay) ------------------------
@@ -171,7 +194,8 @@ class Service:
             )
         elif entry["kind"] == "outcome":
             self.extras[(entry["table"], entry["round"])].hands = {
-                "boxes": entry["boxes"], "dealer": entry["dealer"]
+                "boxes": entry["boxes"],
+                "dealer": entry["dealer"],
             }
         return result
 
@@ -183,24 +207,41 @@ class Service:
                 BoxWager(d["box"], Money(d["wager"]), Money(d["dealer_wager"]))
                 for d in entry["decisions"]
             )
-            return CloseBets(entry["table"], entry["round"], table.link, entry["closed_at"], now, wagers)
+            return CloseBets(
+                entry["table"], entry["round"], table.link, entry["closed_at"], now, wagers
+            )
         if kind == "outcome":
             claims = tuple(
                 MeterClaim(c["box"], c["target"], c["hand"], c["share"], c["dealt_at"])
                 for c in entry["claims"]
             )
             fixed = tuple(
-                FixedAward(f["box"], f["kind"], f["hand"], Money(f["amount"]), f["for_box"], f["target"])
+                FixedAward(
+                    f["box"], f["kind"], f["hand"], Money(f["amount"]), f["for_box"], f["target"]
+                )
                 for f in entry["fixed"]
             )
             return RecordOutcome(entry["table"], entry["round"], now, claims, fixed)
         if kind == "void":
             boxes = entry["boxes"]
-            return VoidRound(entry["table"], entry["round"], now, entry["reason"], None if boxes is None else tuple(boxes))
+            return VoidRound(
+                entry["table"],
+                entry["round"],
+                now,
+                entry["reason"],
+                None if boxes is None else tuple(boxes),
+            )
         if kind == "finalize":
             return Finalize(now)
         if kind == "seed":
-            return SetSeed(entry["link"], entry["meter"], Money(entry["seed"]), now, entry["by"], entry["reason"])
+            return SetSeed(
+                entry["link"],
+                entry["meter"],
+                Money(entry["seed"]),
+                now,
+                entry["by"],
+                entry["reason"],
+            )
         if kind == "reset":
             return ResetMeter(entry["link"], entry["meter"], now, entry["by"], entry["reason"])
         raise ValueError(f"unknown entry kind {kind!r}")
@@ -208,8 +249,13 @@ class Service:
 
 def _decision(d: BetDecision) -> dict[str, Any]:
     return {
-        "box": d.box, "status": d.status, "wager": d.wager, "dealer_wager": d.dealer_wager,
-        "reason": d.reason, "ante": d.ante, "player": d.player,
+        "box": d.box,
+        "status": d.status,
+        "wager": d.wager,
+        "dealer_wager": d.dealer_wager,
+        "reason": d.reason,
+        "ante": d.ante,
+        "player": d.player,
     }
 
 
@@ -217,13 +263,22 @@ def _undecision(d: Mapping[str, Any], *, voided: bool) -> BetDecision:
     if voided:  # a voided box's bets were returned (5.22): it takes no part in the outcome
         return BetDecision(d["box"], "none", Money(0), Money(0), "void", Money(0), d["player"])
     return BetDecision(
-        d["box"], d["status"], Money(d["wager"]), Money(d["dealer_wager"]), d["reason"],
-        Money(d["ante"]), d["player"],
+        d["box"],
+        d["status"],
+        Money(d["wager"]),
+        Money(d["dealer_wager"]),
+        d["reason"],
+        Money(d["ante"]),
+        d["player"],
     )
 
 
 def _draws(draws: Draws) -> dict[str, Any]:
-    return {"magic_card": str(draws.magic_card), "lucky_box": draws.lucky_box, "lucky_dealer": draws.lucky_dealer}
+    return {
+        "magic_card": str(draws.magic_card),
+        "lucky_box": draws.lucky_box,
+        "lucky_dealer": draws.lucky_dealer,
+    }
 
 
 def _undraws(data: Mapping[str, Any]) -> Draws:

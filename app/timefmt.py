@@ -8,15 +8,15 @@ from datetime import UTC, datetime, timedelta
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
 # Date, 'T', time, optional fraction, and a mandatory offset (Z or +hh:mm).
-_RFC3339 = re.compile(
-    r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$"
-)
+_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$")
 
 
 def parse_time(text: str) -> int:
     """'2026-11-22T18:00:00.123Z' -> epoch ms. Digits past the millisecond are cut off."""
     if not isinstance(text, str) or not _RFC3339.match(text):
-        raise ValueError("must be an RFC 3339 time with an offset, such as 2026-11-22T18:00:00.123Z")
+        raise ValueError(
+            "must be an RFC 3339 time with an offset, such as 2026-11-22T18:00:00.123Z"
+        )
     head, frac, offset = text[:19], "", text[19:]
     if offset.startswith("."):
         end = 1

@@ -41,14 +41,25 @@ def meter_award(award: AwardRecord) -> dict[str, Any]:
 
 def award_row(award: AwardRecord) -> dict[str, Any]:
     """An award for listings and displays: where it was won, not only what."""
-    return {"id": award.id, "link": award.link, "table": award.table, "round": award.round, **meter_award(award)}
+    return {
+        "id": award.id,
+        "link": award.link,
+        "table": award.table,
+        "round": award.round,
+        **meter_award(award),
+    }
 
 
 def round_awards(service: Service, rnd: RoundRecord) -> list[dict[str, Any]]:
     awards = [meter_award(service.floor.awards[a]) for a in rnd.awards]
     for fixed in rnd.fixed:
         f = fixed.award
-        item: dict[str, Any] = {"box": f.box, "kind": f.kind, "hand": f.hand, "amount": format_money(f.amount)}
+        item: dict[str, Any] = {
+            "box": f.box,
+            "kind": f.kind,
+            "hand": f.hand,
+            "amount": format_money(f.amount),
+        }
         if f.for_box is not None:
             item["for_box"] = f.for_box
         if f.target != "player":
@@ -94,16 +105,25 @@ def bets_answer(service: Service, table: str, round_id: str) -> dict[str, Any]:
 
 def outcome_answer(service: Service, table: str, round_id: str) -> dict[str, Any]:
     rnd = service.floor.round(table, round_id)
-    return {"table": table, "round": round_id, "awards": round_awards(service, rnd), "late": rnd.outcome_late}
+    return {
+        "table": table,
+        "round": round_id,
+        "awards": round_awards(service, rnd),
+        "late": rnd.outcome_late,
+    }
 
 
-def void_answer(service: Service, table: str, round_id: str, reversed_: list[tuple[int, int]]) -> dict[str, Any]:
+def void_answer(
+    service: Service, table: str, round_id: str, reversed_: list[tuple[int, int]]
+) -> dict[str, Any]:
     rnd = service.floor.round(table, round_id)
     return {
         "table": table,
         "round": round_id,
         "state": rnd.state,
-        "reversed": [{"box": box, "contribution": format_money(amount)} for box, amount in reversed_],
+        "reversed": [
+            {"box": box, "contribution": format_money(amount)} for box, amount in reversed_
+        ],
         "meters": meters(service, rnd.link),
     }
 
@@ -159,8 +179,13 @@ def has_pending(service: Service, table: str, round_id: str) -> bool:
 
 def reset_view(reset: ResetRecord) -> dict[str, Any]:
     data: dict[str, Any] = {
-        "id": reset.id, "link": reset.link, "meter": reset.meter, "state": reset.state,
-        "requested_at": format_time(reset.requested_at), "by": reset.by, "reason": reset.reason,
+        "id": reset.id,
+        "link": reset.link,
+        "meter": reset.meter,
+        "state": reset.state,
+        "requested_at": format_time(reset.requested_at),
+        "by": reset.by,
+        "reason": reset.reason,
     }
     if reset.funding is not None and reset.value_before is not None:
         data["value_before"] = format_money(reset.value_before)

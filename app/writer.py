@@ -85,7 +85,9 @@ class Writer:
     seq: int = 0
     head: str = GENESIS
     idem: dict[str, str] = field(default_factory=dict)  # idem key -> body sha256
-    answers: OrderedDict[str, dict[str, Any]] = field(default_factory=OrderedDict)  # recent first answers
+    answers: OrderedDict[str, dict[str, Any]] = field(
+        default_factory=OrderedDict
+    )  # recent first answers
     degraded: bool = False
     waiters: dict[tuple[str, str], list[asyncio.Future[None]]] = field(default_factory=dict)
     last_finalize: int = 0
@@ -126,7 +128,9 @@ class Writer:
         """Drain: every request already submitted is committed and answered, then stop."""
         self.stopping = True
         if self.task is not None:
-            await self.queue.put(Submission("stop", None, None, {}, None, asyncio.get_running_loop().create_future()))
+            await self.queue.put(
+                Submission("stop", None, None, {}, None, asyncio.get_running_loop().create_future())
+            )
             await self.task
         if self.snapshot_task is not None:
             with contextlib.suppress(Exception):
@@ -135,12 +139,19 @@ class Writer:
     # -- requests -------------------------------------------------------------------
 
     async def submit(
-        self, kind: str, table: str | None, round_id: str | None, body: dict[str, Any], by: str | None = None
+        self,
+        kind: str,
+        table: str | None,
+        round_id: str | None,
+        body: dict[str, Any],
+        by: str | None = None,
     ) -> tuple[int, dict[str, Any]]:
         """Hand a request to the writer; returns (HTTP status, answer) once it is durable."""
         if self.stopping:
             raise Unavailable("the server is shutting down")
-        future: asyncio.Future[tuple[int, dict[str, Any]]] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[tuple[int, dict[str, Any]]] = (
+            asyncio.get_running_loop().create_future()
+        )
         sub = Submission(kind, table, round_id, body, by, future)
         await self.queue.put(sub)
         status, answer = await future
@@ -183,7 +194,11 @@ class Writer:
     async def _next_batch(self) -> list[Submission] | None:
         timeout = self._sleep_s()
         try:
-            first = await asyncio.wait_for(self.queue.get(), timeout) if timeout is not None else await self.queue.get()
+            first = (
+                await asyncio.wait_for(self.queue.get(), timeout)
+                if timeout is not None
+                else await self.queue.get()
+            )
         except TimeoutError:
             await self._process([])  # time to finalise: the timer, not the next request
             return None
@@ -252,7 +267,12 @@ class Writer:
             self._snapshot()
 
     def _one(
-        self, sub: Submission, now: int, rows: list[JournalRow], claimed: list[AwardRecord], links: set[str]
+        self,
+        sub: Submission,
+        now: int,
+        rows: list[JournalRow],
+        claimed: list[AwardRecord],
+        links: set[str],
     ) -> Callable[[], tuple[int, dict[str, Any]]]:
         """Apply one request; returns how to answer it once its group is committed."""
         service = self.service
@@ -260,7 +280,9 @@ class Writer:
         body_sha = hashlib.sha256(canonical_json(sub.body).encode()).hexdigest() if key else None
         if key is not None and key in self.idem:
             if self.idem[key] != body_sha:
-                raise Conflict(f"{sub.kind} of round {sub.round!r} was already posted with a different body")
+                raise Conflict(
+                    f"{sub.kind} of round {sub.round!r} was already posted with a different body"
+                )
             return self._replay_answer(sub, key)
         if sub.kind == "bets":
             assert sub.table is not None and sub.round is not None
@@ -287,7 +309,12 @@ class Writer:
         if link:
             links.add(link)
         status = 201 if sub.kind in ("bets", "outcome") else 200
-        return lambda: (status, answer if sub.kind != "outcome" else outcome_answer(service, sub.table or "", sub.round or ""))
+        return lambda: (
+            status,
+            answer
+            if sub.kind != "outcome"
+            else outcome_answer(service, sub.table or "", sub.round or ""),
+        )
 
     def _answer(self, sub: Submission, result: object) -> dict[str, Any]:
         service = self.service
@@ -317,7 +344,11 @@ class Writer:
             self.answers.popitem(last=False)
 
     def _row(
-        self, entry: dict[str, Any], key: str | None, body_sha: str | None, answer: dict[str, Any] | None
+        self,
+        entry: dict[str, Any],
+        key: str | None,
+        body_sha: str | None,
+        answer: dict[str, Any] | None,
     ) -> JournalRow:
         # Hash chain (issue 9): each row's hash covers the previous hash and its entry.
         text = canonical_json(entry)
@@ -353,7 +384,9 @@ class Writer:
             self._replay(row)
         for sub in subs:
             if not sub.future.done():
-                sub.future.set_exception(Unavailable("events cannot be recorded: the database is unavailable"))
+                sub.future.set_exception(
+                    Unavailable("events cannot be recorded: the database is unavailable")
+                )
         if not self.degraded:
             self.degraded = True
             if self.broadcast is not None:
@@ -387,7 +420,12 @@ class Writer:
 
         self.snapshot_task = asyncio.create_task(store())
 
-    def _announce(self, links: set[str], claimed: list[AwardRecord], finalized: list[AwardRecord | ResetRecord]) -> None:
+    def _announce(
+        self,
+        links: set[str],
+        claimed: list[AwardRecord],
+        finalized: list[AwardRecord | ResetRecord],
+    ) -> None:
         rounds = {(a.table, a.round) for a in finalized if isinstance(a, AwardRecord)}
         for key in rounds:
             for future in self.waiters.pop(key, []):
@@ -408,9 +446,15 @@ class Writer:
 def _win(award: AwardRecord) -> dict[str, object]:
     row = award_row(award)
     return {
-        "state": award.state, "award_id": award.id, "table": award.table, "round": award.round,
-        "box": award.box, "meter": award.meter, "hand": award.hand,
-        **({"amount": row["amount"]} if "amount" in row else {}), "dealt_at": row["dealt_at"],
+        "state": award.state,
+        "award_id": award.id,
+        "table": award.table,
+        "round": award.round,
+        "box": award.box,
+        "meter": award.meter,
+        "hand": award.hand,
+        **({"amount": row["amount"]} if "amount" in row else {}),
+        "dealt_at": row["dealt_at"],
     }
 
 

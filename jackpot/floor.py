@@ -116,7 +116,9 @@ class Floor:
         try:
             return self.rounds[(table, round_id)]
         except KeyError:
-            raise UnknownError(f"no bets were recorded for round {round_id!r} at table {table!r}") from None
+            raise UnknownError(
+                f"no bets were recorded for round {round_id!r} at table {table!r}"
+            ) from None
 
     # -- bets ------------------------------------------------------------------------
 
@@ -150,13 +152,19 @@ class Floor:
         for w in cmd.wagers:
             total = w.wager + w.dealer_wager
             # Exact: a whole-cent wager times a four-place rate is whole micro-units.
-            amounts = tuple((total * r // RATE_SCALE, total * q // RATE_SCALE) for r, q in rates) if total else ()
+            amounts = (
+                tuple((total * r // RATE_SCALE, total * q // RATE_SCALE) for r, q in rates)
+                if total
+                else ()
+            )
             boxes[w.box] = BoxRecord(w.box, w.wager, w.dealer_wager, amounts)
         event = None
         if link is not None and any(b.contributions for b in boxes.values()):
             sums = tuple(
-                (sum(b.contributions[i][0] for b in boxes.values() if b.contributions),
-                 sum(b.contributions[i][1] for b in boxes.values() if b.contributions))
+                (
+                    sum(b.contributions[i][0] for b in boxes.values() if b.contributions),
+                    sum(b.contributions[i][1] for b in boxes.values() if b.contributions),
+                )
                 for i in range(len(rates))
             )
             event = Event(link.timeline.key(effective, CONTRIBUTION, cmd.table, 0), amounts=sums)
@@ -231,7 +239,14 @@ class Floor:
         return OutcomeResult(rnd, tuple(awards))
 
     def _check_claim(
-        self, rnd: RoundRecord, link: Link | None, i: int, box: int, target: str, dealt_at: int, meter: str | None
+        self,
+        rnd: RoundRecord,
+        link: Link | None,
+        i: int,
+        box: int,
+        target: str,
+        dealt_at: int,
+        meter: str | None,
     ) -> None:
         loc: tuple[str | int, ...] = ("claims", i)
         record = rnd.boxes.get(box)
@@ -292,9 +307,9 @@ class Floor:
         whole = all(b.voided for b in rnd.boxes.values())
         if whole:
             rnd.state, rnd.void_reason = VOID, cmd.reason
-        if link is not None and (whole or not any(
-            b.contributions and not b.voided for b in rnd.boxes.values()
-        )):
+        if link is not None and (
+            whole or not any(b.contributions and not b.voided for b in rnd.boxes.values())
+        ):
             link.open_rounds.pop((rnd.table, rnd.round), None)
         return VoidResult(rnd, tuple(reversed_), tuple(cancelled))
 
@@ -401,4 +416,3 @@ class Floor:
             for e in self.link(link).timeline.pending()
             if e.kind == WIN and e.award is not None
         ]
-

@@ -24,7 +24,9 @@ class Link:
     @classmethod
     def new(cls, config: LinkConfig) -> Link:
         rates = tuple((m.rate, m.reserve_rate) for m in config.meters)
-        return cls(config, [Meter.new(m) for m in config.meters], Timeline(len(config.meters)), rates=rates)
+        return cls(
+            config, [Meter.new(m) for m in config.meters], Timeline(len(config.meters)), rates=rates
+        )
 
     @property
     def id(self) -> str:
@@ -103,4 +105,6 @@ def apply_event(meters: list[Meter], event: Event) -> tuple[Money, Funding | Non
 
 
 def applied_contribution(meters: list[Meter], event: Event) -> tuple[tuple[int, int], ...]:
-    return tuple(meter.contribute(m, r) for meter, (m, r) in zip(meters, event.amounts, strict=True))
+    return tuple(
+        meter.contribute(m, r) for meter, (m, r) in zip(meters, event.amounts, strict=True)
+    )

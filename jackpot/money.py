@@ -30,11 +30,11 @@ class MoneyError(ValueError):
 def parse_money(text: str) -> Money:
     """'12.50' -> Money. At most two decimal places, no sign, no exponent, no float."""
     if not isinstance(text, str):
-        raise MoneyError("money must be a decimal string such as \"1.00\"")
+        raise MoneyError('money must be a decimal string such as "1.00"')
     match = _MONEY_RE.match(text)
     if match is None:
         raise MoneyError(
-            f"{text!r} is not an amount: a decimal string with at most two places, such as \"1.00\""
+            f'{text!r} is not an amount: a decimal string with at most two places, such as "1.00"'
         )
     whole, frac = match.group(1), match.group(2) or ""
     return Money(int(whole) * SCALE + int(frac.ljust(2, "0")) * CENT)
@@ -43,7 +43,7 @@ def parse_money(text: str) -> Money:
 def parse_rate(text: str) -> Rate:
     """'0.25' -> Rate(2500). At most four decimal places, between 0 and 1 inclusive."""
     if not isinstance(text, str):
-        raise MoneyError("a rate must be a decimal string such as \"0.25\"")
+        raise MoneyError('a rate must be a decimal string such as "0.25"')
     match = _RATE_RE.match(text)
     if match is None:
         raise MoneyError(f"{text!r} is not a rate: a decimal string with at most four places")

@@ -17,7 +17,14 @@ from jackpot.config import LinkConfig, Timing
 from jackpot.floor import Floor
 from jackpot.meter import Funding, Meter
 from jackpot.money import Money
-from jackpot.records import AwardRecord, BoxRecord, FixedRecord, ResetRecord, RoundRecord, SeedChange
+from jackpot.records import (
+    AwardRecord,
+    BoxRecord,
+    FixedRecord,
+    ResetRecord,
+    RoundRecord,
+    SeedChange,
+)
 from jackpot.timeline import Event, Key
 
 VERSION = 1
@@ -29,7 +36,15 @@ def canonical_json(data: Any) -> str:
 
 def _event(e: Event) -> list[Any]:
     applied = None if e.applied is None else [list(p) for p in e.applied]
-    return [list(e.key), [list(p) for p in e.amounts], applied, e.award, e.meter, e.share, e.cancelled]
+    return [
+        list(e.key),
+        [list(p) for p in e.amounts],
+        applied,
+        e.award,
+        e.meter,
+        e.share,
+        e.cancelled,
+    ]
 
 
 def _funding(f: Funding | None) -> list[int] | None:
@@ -38,9 +53,16 @@ def _funding(f: Funding | None) -> list[int] | None:
 
 def _meter(m: Meter) -> dict[str, Any]:
     return {
-        "seed": m.seed, "next_seed": m.next_seed, "value": m.value, "reserve": m.reserve,
-        "contributed": m.contributed, "house_funded": m.house_funded, "awarded": m.awarded,
-        "reserve_funded": m.reserve_funded, "overflow": m.overflow, "reset_key": list(m.reset_key),
+        "seed": m.seed,
+        "next_seed": m.next_seed,
+        "value": m.value,
+        "reserve": m.reserve,
+        "contributed": m.contributed,
+        "house_funded": m.house_funded,
+        "awarded": m.awarded,
+        "reserve_funded": m.reserve_funded,
+        "overflow": m.overflow,
+        "reset_key": list(m.reset_key),
     }
 
 
@@ -79,7 +101,15 @@ def dump(floor: Floor) -> dict[str, Any]:
             for b in rnd.boxes.values()
         ]
         data["fixed"] = [
-            [f.award.box, f.award.kind, f.award.hand, f.award.amount, f.award.for_box, f.award.target, f.voided]
+            [
+                f.award.box,
+                f.award.kind,
+                f.award.hand,
+                f.award.amount,
+                f.award.for_box,
+                f.award.target,
+                f.voided,
+            ]
             for f in rnd.fixed
         ]
         rounds.append(data)
@@ -145,7 +175,10 @@ def load(data: dict[str, Any], links: list[LinkConfig], timing: Timing) -> Floor
         tl = link.timeline
         tl.heap = [(ev.key, ev) for s in ld["heap"] if (ev := event(link_id, s)) is not None]
         tl.watermark, tl.serial = ld["watermark"], ld["serial"]
-        tl.pending_sums, tl.pending_awards = [list(p) for p in ld["pending_sums"]], ld["pending_awards"]
+        tl.pending_sums, tl.pending_awards = (
+            [list(p) for p in ld["pending_sums"]],
+            ld["pending_awards"],
+        )
         link.open_rounds = {(t, r): at for t, r, at in ld["open_rounds"]}
         link.sequence = ld["sequence"]
     for rd in data["rounds"]:
@@ -154,7 +187,8 @@ def load(data: dict[str, Any], links: list[LinkConfig], timing: Timing) -> Floor
             for b in rd["boxes"]
         }
         fixed = [
-            FixedRecord(FixedAward(f[0], f[1], f[2], Money(f[3]), f[4], f[5]), f[6]) for f in rd["fixed"]
+            FixedRecord(FixedAward(f[0], f[1], f[2], Money(f[3]), f[4], f[5]), f[6])
+            for f in rd["fixed"]
         ]
         plain = {k: v for k, v in rd.items() if k not in ("boxes", "fixed", "event")}
         rnd = RoundRecord(boxes=boxes, fixed=fixed, event=event(rd["link"], rd["event"]), **plain)

@@ -21,7 +21,13 @@ from tables.games import game
 
 def config() -> FloorConfig:
     meter = MeterConfig("major", parse_money("10000.00"), parse_rate("0.25"), parse_rate("0.05"))
-    links = (LinkConfig("stud", (meter,)), LinkConfig("tcp", (MeterConfig("major", parse_money("5000.00"), parse_rate("0.20"), parse_rate("0.05")),)))
+    links = (
+        LinkConfig("stud", (meter,)),
+        LinkConfig(
+            "tcp",
+            (MeterConfig("major", parse_money("5000.00"), parse_rate("0.20"), parse_rate("0.05")),),
+        ),
+    )
     one = parse_money("1.00")
     tables = {
         "T01": TableConfig("T01", "stud", TableSettings(game("casino_stud"), one, 7)),
@@ -33,8 +39,16 @@ def config() -> FloorConfig:
     return FloorConfig("SGD", Timing(), links, tables)
 
 
-def box(n: int, ante: str = "10.00", jackpot: str = "1.00", dealer: str = "0", player: str | None = None) -> dict[str, Any]:
-    return {"box": n, "ante": parse_money(ante), "jackpot": parse_money(jackpot), "jackpot_dealer": parse_money(dealer), "player": player}
+def box(
+    n: int, ante: str = "10.00", jackpot: str = "1.00", dealer: str = "0", player: str | None = None
+) -> dict[str, Any]:
+    return {
+        "box": n,
+        "ante": parse_money(ante),
+        "jackpot": parse_money(jackpot),
+        "jackpot_dealer": parse_money(dealer),
+        "player": player,
+    }
 
 
 def hand(n: int, cards: str, dealt_at: int, folded: bool = False) -> dict[str, Any]:
@@ -47,7 +61,11 @@ def run(service: Service, entry: dict[str, Any]) -> object:
 
 def test_bets_answer_accepts_returns_per_rule_5_4() -> None:
     s = Service(config())
-    s.apply(s.prepare_bets("T01", "R1", {"closed_at": 0, "boxes": [box(1), box(2, ante="0")]}, 0, random.Random(1)))
+    s.apply(
+        s.prepare_bets(
+            "T01", "R1", {"closed_at": 0, "boxes": [box(1), box(2, ante="0")]}, 0, random.Random(1)
+        )
+    )
     answer = bets_answer(s, "T01", "R1")
     assert answer["boxes"][0] == {"box": 1, "jackpot": "accepted", "contribution": "0.25"}
     assert answer["boxes"][1]["jackpot"] == "returned" and "5.4" in answer["boxes"][1]["reason"]
@@ -56,8 +74,15 @@ def test_bets_answer_accepts_returns_per_rule_5_4() -> None:
 
 def test_royal_flush_at_multi_link_pays_the_meter_after_the_watermark() -> None:
     s = Service(config())
-    s.apply(s.prepare_bets("T02", "R1", {"closed_at": 0, "boxes": [box(1), box(4)]}, 0, random.Random(1)))
-    body = {"boxes": [hand(1, "AS KS QS JS TS", 500), hand(4, "2H 2D 2S 2C 9H", 600, folded=True)], "dealer": None}
+    s.apply(
+        s.prepare_bets(
+            "T02", "R1", {"closed_at": 0, "boxes": [box(1), box(4)]}, 0, random.Random(1)
+        )
+    )
+    body = {
+        "boxes": [hand(1, "AS KS QS JS TS", 500), hand(4, "2H 2D 2S 2C 9H", 600, folded=True)],
+        "dealer": None,
+    }
     s.apply(s.prepare_outcome("T02", "R1", body, 1_000))
     awards = outcome_answer(s, "T02", "R1")["awards"]
     assert awards[0]["state"] == "pending" and "amount" not in awards[0]
@@ -70,9 +95,16 @@ def test_royal_flush_at_multi_link_pays_the_meter_after_the_watermark() -> None:
 
 def test_5_8_1_duplicate_card_is_refused_naming_the_card_and_changes_nothing() -> None:
     s = Service(config())
-    s.apply(s.prepare_bets("T01", "R1", {"closed_at": 0, "boxes": [box(1), box(2)]}, 0, random.Random(1)))
+    s.apply(
+        s.prepare_bets(
+            "T01", "R1", {"closed_at": 0, "boxes": [box(1), box(2)]}, 0, random.Random(1)
+        )
+    )
     before = canonical_json(dump_service(s, {}, 0, ""))
-    body = {"boxes": [hand(1, "AS KS QS JS TS", 500), hand(2, "AS 2D 3S 4C 9H", 600)], "dealer": None}
+    body = {
+        "boxes": [hand(1, "AS KS QS JS TS", 500), hand(2, "AS 2D 3S 4C 9H", 600)],
+        "dealer": None,
+    }
     with pytest.raises(TablesError, match="AS"):
         s.prepare_outcome("T01", "R1", body, 1_000)
     assert canonical_json(dump_service(s, {}, 0, "")) == before
@@ -82,21 +114,34 @@ def test_4_7_envy_bonus_at_three_card_poker_from_the_service() -> None:
     s = Service(config())
     bets = {"closed_at": 0, "boxes": [box(1), box(2), box(3, jackpot="0")]}
     s.apply(s.prepare_bets("T03", "R1", bets, 0, random.Random(1)))
-    body = {"boxes": [hand(1, "AH KH QH", 500), hand(2, "2S 3D 5C", 510), hand(3, "AS KS QS", 520)], "dealer": None}
+    body = {
+        "boxes": [hand(1, "AH KH QH", 500), hand(2, "2S 3D 5C", 510), hand(3, "AS KS QS", 520)],
+        "dealer": None,
+    }
     s.apply(s.prepare_outcome("T03", "R1", body, 1_000))
     awards = outcome_answer(s, "T03", "R1")["awards"]
     kinds = sorted((a["box"], a["kind"], a["amount"], a.get("for_box")) for a in awards)
     # Box 1: AKQ hearts 1,250 (4.4) + envy 250 for box 3's AKQ spades (4.7; box 3 had an ante).
     # Box 2: envy 50 for box 1 and 250 for box 3. Box 3 (ante only) wins nothing itself.
     assert kinds == [
-        (1, "envy", "250.00", 3), (1, "fixed", "1250.00", None),
-        (2, "envy", "250.00", 3), (2, "envy", "50.00", 1),
+        (1, "envy", "250.00", 3),
+        (1, "fixed", "1250.00", None),
+        (2, "envy", "250.00", 3),
+        (2, "envy", "50.00", 1),
     ]
 
 
 def test_singapore_draws_are_recorded_with_the_round_and_replayed() -> None:
     s = Service(config())
-    s.apply(s.prepare_bets("T04", "R1", {"closed_at": 0, "boxes": [box(1, dealer="1.00")]}, 0, random.SystemRandom()))
+    s.apply(
+        s.prepare_bets(
+            "T04",
+            "R1",
+            {"closed_at": 0, "boxes": [box(1, dealer="1.00")]},
+            0,
+            random.SystemRandom(),
+        )
+    )
     draws = bets_answer(s, "T04", "R1")["draws"]
     assert set(draws) == {"magic_card", "lucky_box", "lucky_dealer"}
     assert round_view(s, "T04", "R1")["draws"] == draws
@@ -108,6 +153,8 @@ def test_void_then_outcome_is_409_and_snapshot_round_trips() -> None:
     s.apply(s.prepare_bets("T01", "R1", {"closed_at": 0, "boxes": [box(1)]}, 0, random.Random(1)))
     s.apply(s.prepare_void("T01", "R1", {"reason": "foreign card (5.8.1)", "boxes": None}, 100))
     with pytest.raises(StateConflictError):
-        s.prepare_outcome("T01", "R1", {"boxes": [hand(1, "AS KS QS JS TS", 50)], "dealer": None}, 200)
+        s.prepare_outcome(
+            "T01", "R1", {"boxes": [hand(1, "AS KS QS JS TS", 50)], "dealer": None}, 200
+        )
     state = dump_service(s, {"k": "v"}, 3, "h")
     assert dump_service(load_service(s.config, state), {"k": "v"}, 3, "h") == state

@@ -45,7 +45,10 @@ def outcome(table: str, rnd: str, now: int, *claims: tuple[int, int, int]) -> Re
         table,
         rnd,
         now,
-        tuple(MeterClaim(box, "player", hand.get(share, "x"), share, dealt) for box, share, dealt in claims),
+        tuple(
+            MeterClaim(box, "player", hand.get(share, "x"), share, dealt)
+            for box, share, dealt in claims
+        ),
     )
 
 

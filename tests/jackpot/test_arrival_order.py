@@ -11,7 +11,16 @@ from hypothesis import strategies as st
 from jackpot.commands import Command
 from jackpot.floor import Floor
 from jackpot.snapshot import dump
-from tests.jackpot.support import ROYAL, STRAIGHT_FLUSH, TIMING, bets, finalize, floor, outcome, void
+from tests.jackpot.support import (
+    ROYAL,
+    STRAIGHT_FLUSH,
+    TIMING,
+    bets,
+    finalize,
+    floor,
+    outcome,
+    void,
+)
 
 WAGERS = ("1.00", "2.00", "5.00")
 
@@ -36,15 +45,25 @@ def worlds(draw: st.DrawFn) -> list[Timed]:
         for r in range(draw(st.integers(1, 3))):
             rnd = f"R{r + 1}"
             closed_at = clock
-            boxes = draw(st.lists(st.sampled_from(range(1, 8)), min_size=1, max_size=3, unique=True))
+            boxes = draw(
+                st.lists(st.sampled_from(range(1, 8)), min_size=1, max_size=3, unique=True)
+            )
             wagers = tuple((b, draw(st.sampled_from(WAGERS))) for b in boxes)
             events.append(
-                Timed(closed_at, lambda now, a=(table, rnd, closed_at, wagers): bets(a[0], a[1], a[2], now, *a[3]), TIMING.hold_ms)
+                Timed(
+                    closed_at,
+                    lambda now, a=(table, rnd, closed_at, wagers): bets(
+                        a[0], a[1], a[2], now, *a[3]
+                    ),
+                    TIMING.hold_ms,
+                )
             )
             bets_index = len(events) - 1
             if draw(st.integers(0, 6)) == 0:
                 at = closed_at + draw(st.integers(0, 10_000))
-                events.append(Timed(at, lambda now, a=(table, rnd): void(a[0], a[1], now), 40_000, bets_index))
+                events.append(
+                    Timed(at, lambda now, a=(table, rnd): void(a[0], a[1], now), 40_000, bets_index)
+                )
                 clock = at + draw(st.integers(1, 5_000))
                 continue
             claims = []
@@ -57,7 +76,12 @@ def worlds(draw: st.DrawFn) -> list[Timed]:
                     claims.append((box, kind, dealt))
             at = dealt + draw(st.integers(0, 15_000))
             events.append(
-                Timed(at, lambda now, a=(table, rnd, tuple(claims)): outcome(a[0], a[1], now, *a[2]), 60_000, bets_index)
+                Timed(
+                    at,
+                    lambda now, a=(table, rnd, tuple(claims)): outcome(a[0], a[1], now, *a[2]),
+                    60_000,
+                    bets_index,
+                )
             )
             clock = at + draw(st.integers(1, 5_000))
     return events
@@ -95,7 +119,9 @@ def outcome_of(f: Floor) -> dict[str, Any]:
         for a in state["awards"]
     }
     # reset_key ends with an arrival serial (a unique tie-breaker of no meaning): leave it out.
-    meters = [{k: v for k, v in m.items() if k != "reset_key"} for m in state["links"]["stud"]["meters"]]
+    meters = [
+        {k: v for k, v in m.items() if k != "reset_key"} for m in state["links"]["stud"]["meters"]
+    ]
     return {"awards": awards, "meters": meters}
 
 

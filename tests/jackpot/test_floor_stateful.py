@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from jackpot.commands import Command, Finalize, ResetMeter, SetSeed
 from jackpot.errors import JackpotError, StateConflictError
-from jackpot.floor import Floor, FinalizeResult
+from jackpot.floor import FinalizeResult, Floor
 from jackpot.money import CENT, RATE_SCALE, floor_cents
 from jackpot.records import FINAL, OPEN, AwardRecord
 from jackpot.snapshot import canonical_json, dump, load
-from tests.jackpot.support import ROYAL, STRAIGHT_FLUSH, TIMING, bets, floor, m, outcome, stud_link, void
+from tests.jackpot.support import (
+    ROYAL,
+    STRAIGHT_FLUSH,
+    TIMING,
+    bets,
+    floor,
+    m,
+    outcome,
+    stud_link,
+    void,
+)
 
 
 class FloorMachine(RuleBasedStateMachine):
@@ -49,7 +61,12 @@ class FloorMachine(RuleBasedStateMachine):
 
     @rule(
         table=st.sampled_from(["T1", "T2", "T3"]),
-        boxes=st.lists(st.tuples(st.integers(1, 7), st.sampled_from(["1.00", "2.00", "0.50"])), min_size=1, max_size=4, unique_by=lambda b: b[0]),
+        boxes=st.lists(
+            st.tuples(st.integers(1, 7), st.sampled_from(["1.00", "2.00", "0.50"])),
+            min_size=1,
+            max_size=4,
+            unique_by=lambda b: b[0],
+        ),
         age=st.one_of(st.integers(0, 2_000), st.integers(2_001, 180_000)),
     )
     def close_bets(self, table: str, boxes: list[tuple[int, str]], age: int) -> None:
@@ -77,9 +94,14 @@ class FloorMachine(RuleBasedStateMachine):
     def void_round(self, data: st.DataObject) -> None:
         key = data.draw(st.sampled_from(sorted(self.floor.rounds)))
         rnd = self.floor.rounds[key]
-        boxes = data.draw(st.one_of(st.none(), st.lists(st.sampled_from(sorted(rnd.boxes)), min_size=1, unique=True)))
+        boxes = data.draw(
+            st.one_of(
+                st.none(), st.lists(st.sampled_from(sorted(rnd.boxes)), min_size=1, unique=True)
+            )
+        )
         final = any(
-            self.floor.awards[a].state == FINAL and (boxes is None or self.floor.awards[a].box in boxes)
+            self.floor.awards[a].state == FINAL
+            and (boxes is None or self.floor.awards[a].box in boxes)
             for a in rnd.awards
         )
         try:
@@ -100,16 +122,17 @@ class FloorMachine(RuleBasedStateMachine):
     @rule()
     def bad_command_changes_nothing(self) -> None:
         before = canonical_json(dump(self.floor))
-        try:
+        with contextlib.suppress(JackpotError):
             self.floor.apply(bets("T1", "R1", self.now + 10_000, self.now, (1, "1.00")))
-        except JackpotError:
-            pass
         assert canonical_json(dump(self.floor)) == before
 
     @invariant()
     def money_is_conserved(self) -> None:
         for meter in self.floor.links["stud"].meters:
-            assert meter.contributed + meter.house_funded == meter.awarded + meter.value + meter.reserve
+            assert (
+                meter.contributed + meter.house_funded
+                == meter.awarded + meter.value + meter.reserve
+            )
             assert meter.value >= 0 and meter.reserve >= 0
             assert meter.awarded % CENT == 0
 
@@ -117,7 +140,9 @@ class FloorMachine(RuleBasedStateMachine):
     def pending_sums_match_the_pending_contributions(self) -> None:
         tl = self.floor.links["stud"].timeline
         live = [e for e in tl.pending() if e.kind == 0]
-        assert tl.pending_sums == [[sum(e.amounts[0][0] for e in live), sum(e.amounts[0][1] for e in live)]]
+        assert tl.pending_sums == [
+            [sum(e.amounts[0][0] for e in live), sum(e.amounts[0][1] for e in live)]
+        ]
 
     def teardown(self) -> None:
         # Replaying the journal reproduces the state exactly, and so does a snapshot.
