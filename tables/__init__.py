@@ -1,0 +1,1 @@
+"""Pure domain for the tables: cards, hand evaluation, game variants, pay tables, rounds."""
