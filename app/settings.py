@@ -1,0 +1,45 @@
+"""The service's settings: environment variables (and CLI options) read once at start."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """API.md "Running". DATABASE_URL, REDIS_URL and JACKPOT_CONFIG keep their plain names
+    (what docker-compose and twelve-factor tooling set); everything else is JACKPOT_*.
+
+    Code may pass the field names directly: `Settings(database_url=..., config=...)`.
+    """
+
+    model_config = SettingsConfigDict(
+        env_prefix="JACKPOT_",
+        populate_by_name=True,
+        extra="ignore",
+        frozen=True,
+    )
+
+    # None: start the embedded PostgreSQL (pgserver) under data_dir.
+    database_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("DATABASE_URL", "database_url")
+    )
+    # None: broadcast in-process only.
+    redis_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("REDIS_URL", "redis_url")
+    )
+    # The floor TOML (app.floor); the CLI's --config overrides it.
+    config: Path | None = Field(
+        default=None, validation_alias=AliasChoices("JACKPOT_CONFIG", "config")
+    )
+    data_dir: Path = Path(".jackpot")
+    host: str = "127.0.0.1"
+    port: int = 8000
+    # Group commit: the writer appends at most this many journal entries per transaction.
+    commit_max_batch: int = Field(default=512, ge=1)
+    # A snapshot of the floor's state every this many journal entries (bounds replay time).
+    snapshot_every: int = Field(default=50_000, ge=1)
+    # None: displays need no token (DESIGN.md "Who may do what").
+    display_token: str | None = None
