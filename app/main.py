@@ -155,4 +155,4 @@ async def _close(resources: Resources) -> None:
             await resources.pool.close()
     if resources.embedded is not None:
         with contextlib.suppress(Exception):
-            resources.embedded.stop()
+            await resources.embedded.stop()

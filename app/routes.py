@@ -19,9 +19,6 @@ Auth = Annotated[str | None, Header(alias="Authorization")]
 TableId = Annotated[str, Path(pattern=Id.__metadata__[0].metadata[0].pattern)]  # type: ignore[attr-defined]
 RoundId = TableId
 
-# The outcome answer waits this long for pending meter awards (API.md).
-OUTCOME_WAIT_S = 10.0
-
 
 def router(writer: Writer, tokens: Tokens) -> APIRouter:
     api = APIRouter()
@@ -45,7 +42,7 @@ def router(writer: Writer, tokens: Tokens) -> APIRouter:
         await writer.submit("outcome", table, round, body.domain())
         # Meter awards are pending until the watermark passes them: wait a while for
         # their final amounts; the waiting holds up nothing else (the writer goes on).
-        await writer.wait_final(table, round, OUTCOME_WAIT_S)
+        await writer.wait_final(table, round, writer.outcome_wait_s)
         return JSONResponse(outcome_answer(service(), table, round))
 
     @api.post("/v1/tables/{table}/rounds/{round}/void", tags=["tables"])

@@ -80,6 +80,8 @@ class Writer:
     # Advance the watermark at least this often while events are pending, so that
     # contributions are folded into the meters and the heap stays small.
     finalize_every_ms: int = 1_000
+    # The outcome answer waits this long for its pending meter awards (API.md).
+    outcome_wait_s: float = 10.0
 
     queue: asyncio.Queue[Submission] = field(init=False)
     seq: int = 0

@@ -1,0 +1,166 @@
+"""The table controllers' API through the whole app, in-process (journal in memory)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from app.floor import load_floor
+from app.journal import MemoryJournal
+from app.main import create_app
+from app.settings import Settings
+from app.timefmt import format_time
+
+DEMO = Path(__file__).resolve().parents[2] / "app" / "demo" / "floor.toml"
+T01 = {"Authorization": "Bearer demo-table-T01"}
+T02 = {"Authorization": "Bearer demo-table-T02"}
+T03 = {"Authorization": "Bearer demo-table-T03"}
+OPERATOR = {"Authorization": "Bearer demo-operator"}
+SUPERVISOR = {"Authorization": "Bearer demo-supervisor"}
+
+
+class Clock:
+    """The writer's clock, moved by the test (the domain never reads a clock itself)."""
+
+    def __init__(self) -> None:
+        self.now = 1_800_000_000_000
+
+    def __call__(self) -> int:
+        return self.now
+
+    def at(self, offset_ms: int = 0) -> str:
+        return format_time(self.now + offset_ms)
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+async def client(clock: Clock) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(Settings(), load_floor(DEMO), journal=MemoryJournal())
+    app.state.writer.clock = clock
+    app.state.writer.outcome_wait_s = 0.2
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
+            yield c
+
+
+def bets_body(clock: Clock, *boxes: tuple[int, str, str]) -> dict[str, Any]:
+    return {
+        "closed_at": clock.at(),
+        "boxes": [{"box": b, "ante": a, "jackpot": j} for b, a, j in boxes],
+    }
+
+
+async def test_bets_answer_per_api_md(client: httpx.AsyncClient, clock: Clock) -> None:
+    body = bets_body(clock, (1, "25.00", "1.00"), (2, "0", "1.00"))
+    r = await client.post("/v1/tables/T01/rounds/R1/bets", json=body, headers=T01)
+    assert r.status_code == 200, r.text
+    answer = r.json()
+    assert answer["boxes"][0] == {"box": 1, "jackpot": "accepted", "contribution": "0.25"}
+    assert answer["boxes"][1]["jackpot"] == "returned"
+    assert answer["meters"] == [{"link": "stud", "meter": "major", "value": "10000.25"}]
+
+
+async def test_retry_same_body_gets_first_answer_different_body_409(client: httpx.AsyncClient, clock: Clock) -> None:
+    body = bets_body(clock, (1, "25.00", "1.00"))
+    first = await client.post("/v1/tables/T01/rounds/R1/bets", json=body, headers=T01)
+    again = await client.post("/v1/tables/T01/rounds/R1/bets", json=body, headers=T01)
+    assert again.status_code == 200 and again.json() == first.json()
+    body["boxes"][0]["ante"] = "30.00"
+    other = await client.post("/v1/tables/T01/rounds/R1/bets", json=body, headers=T01)
+    assert other.status_code == 409
+    assert other.headers["content-type"] == "application/problem+json"
+    meter = await client.get("/v1/links/stud/meters/major", headers=OPERATOR)
+    assert meter.json()["value"] == "10000.25"  # counted once
+
+
+async def test_money_as_json_number_is_422_naming_the_field(client: httpx.AsyncClient, clock: Clock) -> None:
+    body = {"closed_at": clock.at(), "boxes": [{"box": 1, "ante": 25, "jackpot": "1.00"}]}
+    r = await client.post("/v1/tables/T01/rounds/R1/bets", json=body, headers=T01)
+    assert r.status_code == 422
+    problem = r.json()
+    assert problem["status"] == 422
+    assert problem["errors"][0]["loc"] == ["body", "boxes", 0, "ante"]
+    assert "decimal string" in problem["errors"][0]["msg"]
+
+
+async def test_wrong_prescribed_wager_is_422_and_records_nothing(client: httpx.AsyncClient, clock: Clock) -> None:
+    r = await client.post("/v1/tables/T01/rounds/R1/bets", json=bets_body(clock, (1, "25.00", "2.00")), headers=T01)
+    assert r.status_code == 422
+    assert (await client.get("/v1/tables/T01/rounds/R1", headers=T01)).status_code == 404
+
+
+async def test_auth_401_without_token_403_for_another_table(client: httpx.AsyncClient, clock: Clock) -> None:
+    body = bets_body(clock, (1, "25.00", "1.00"))
+    assert (await client.post("/v1/tables/T01/rounds/R1/bets", json=body)).status_code == 401
+    bad = {"Authorization": "Bearer nope"}
+    assert (await client.post("/v1/tables/T01/rounds/R1/bets", json=body, headers=bad)).status_code == 401
+    assert (await client.post("/v1/tables/T01/rounds/R1/bets", json=body, headers=T02)).status_code == 403
+    assert (await client.post("/v1/tables/T01/rounds/R1/bets", json=body, headers=OPERATOR)).status_code == 403
+
+
+async def test_clock_skew_refused(client: httpx.AsyncClient, clock: Clock) -> None:
+    body = {"closed_at": clock.at(5_000), "boxes": [{"box": 1, "ante": "25.00", "jackpot": "1.00"}]}
+    r = await client.post("/v1/tables/T01/rounds/R1/bets", json=body, headers=T01)
+    assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["body", "closed_at"]
+
+
+async def test_royal_flush_pending_then_final_with_amount(client: httpx.AsyncClient, clock: Clock) -> None:
+    await client.post("/v1/tables/T02/rounds/R1/bets", json=bets_body(clock, (1, "25.00", "1.00")), headers=T02)
+    outcome = {"boxes": [{"box": 1, "dealt_at": clock.at(100), "cards": ["AS", "KS", "QS", "JS", "10S"]}]}
+    clock.now += 200
+    # The writer's clock never passes dealt_at + hold here: the answer comes back pending
+    # after its wait (kept short for the test by the writer's own finalize timer).
+    r = await client.post("/v1/tables/T02/rounds/R1/outcome", json=outcome, headers=T02, timeout=30)
+    assert r.status_code == 200, r.text
+    award = r.json()["awards"][0]
+    assert award["state"] == "pending" and "amount" not in award
+    clock.now += 5_000
+    final = await client.get("/v1/tables/T02/rounds/R1?wait=10", headers=T02, timeout=30)
+    award = final.json()["awards"][0]
+    assert (award["state"], award["amount"], award["hand"], award["share"]) == ("final", "10000.25", "royal_flush", "1.00")
+
+
+async def test_duplicate_card_422_names_card(client: httpx.AsyncClient, clock: Clock) -> None:
+    await client.post("/v1/tables/T01/rounds/R1/bets", json=bets_body(clock, (1, "25.00", "1.00"), (2, "25.00", "1.00")), headers=T01)
+    outcome = {
+        "boxes": [
+            {"box": 1, "dealt_at": clock.at(), "cards": ["AS", "KS", "QS", "JS", "TS"]},
+            {"box": 2, "dealt_at": clock.at(), "cards": ["AS", "2D", "3C", "4H", "9S"]},
+        ]
+    }
+    r = await client.post("/v1/tables/T01/rounds/R1/outcome", json=outcome, headers=T01)
+    assert r.status_code == 422 and "AS" in r.json()["detail"]
+
+
+async def test_outcome_without_bets_404_void_round_409(client: httpx.AsyncClient, clock: Clock) -> None:
+    outcome = {"boxes": [{"box": 1, "dealt_at": clock.at(), "cards": ["AS", "KS", "QS", "JS", "TS"]}]}
+    assert (await client.post("/v1/tables/T01/rounds/R9/outcome", json=outcome, headers=T01)).status_code == 404
+    await client.post("/v1/tables/T01/rounds/R1/bets", json=bets_body(clock, (1, "25.00", "1.00")), headers=T01)
+    v = await client.post("/v1/tables/T01/rounds/R1/void", json={"reason": "foreign card (5.8.1)"}, headers=T01)
+    assert v.status_code == 200 and v.json()["reversed"] == [{"box": 1, "contribution": "0.30"}]
+    assert (await client.post("/v1/tables/T01/rounds/R1/outcome", json=outcome, headers=T01)).status_code == 409
+    assert (await client.post("/v1/tables/T01/rounds/R2/void", json={}, headers=T01)).status_code == 422
+
+
+async def test_seed_and_reset_need_supervisor(client: httpx.AsyncClient) -> None:
+    body = {"seed": "15000.00", "reason": "promotion"}
+    assert (await client.put("/v1/links/stud/meters/major/seed", json=body, headers=OPERATOR)).status_code == 403
+    r = await client.put("/v1/links/stud/meters/major/seed", json=body, headers=SUPERVISOR)
+    assert r.status_code == 200 and r.json()["seed"] == "15000.00"
+    assert (await client.put("/v1/links/stud/meters/major/seed", json={"seed": "1.00"}, headers=SUPERVISOR)).status_code == 422
+    meter = (await client.get("/v1/links/stud/meters/major", headers=OPERATOR)).json()
+    assert (meter["seed"], meter["next_seed"]) == ("10000.00", "15000.00")
+
+
+async def test_health(client: httpx.AsyncClient) -> None:
+    r = await client.get("/health")
+    assert r.status_code == 200 and r.json()["status"] == "ok"
