@@ -1,0 +1,236 @@
+"""Display endpoints over a real uvicorn server and real websocket clients."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from fastapi import FastAPI
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from app.broadcast import Broadcaster, MemoryBackend
+from app.display import display_router
+
+QUIET = 3600.0
+
+
+@dataclass
+class Served:
+    broadcaster: Broadcaster
+    base: str  # http://127.0.0.1:port
+
+    def ws(self, link: str = "stud", query: str = "") -> str:
+        return self.base.replace("http", "ws", 1) + f"/v1/links/{link}/ws{query}"
+
+
+@contextlib.asynccontextmanager
+async def serve(
+    *, display_token: str | None = None, queue_size: int = 256, meters: int = 2
+) -> AsyncIterator[Served]:
+    broadcaster = Broadcaster(
+        MemoryBackend(), coalesce_ms=10, queue_size=queue_size, ping_s=QUIET
+    )
+    names = [("major", "Major"), ("minor", "Minor")][:meters] or []
+    names += [(f"m{i:03d}", f"Meter {i:03d} " + "x" * 40) for i in range(max(0, meters - 2))]
+    broadcaster.configure_link("stud", "SGD", names)
+    await broadcaster.start()
+    app = FastAPI()
+    app.include_router(display_router(broadcaster, display_token=display_token))
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=0, log_level="warning", lifespan="off",
+        ws_per_message_deflate=False,
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield Served(broadcaster, f"http://127.0.0.1:{port}")
+    finally:
+        await broadcaster.stop()
+        server.should_exit = True
+        await task
+
+
+@pytest.fixture
+async def served() -> AsyncIterator[Served]:
+    async with serve() as s:
+        yield s
+
+
+async def recv(ws: ClientConnection, count: int = 1) -> list[dict[str, Any]]:
+    async with asyncio.timeout(10):
+        return [json.loads(await ws.recv()) for _ in range(count)]
+
+
+async def close_code(ws: ClientConnection) -> int | None:
+    with pytest.raises(ConnectionClosed) as closed:
+        async with asyncio.timeout(10):
+            while True:
+                await ws.recv()
+    return closed.value.rcvd.code if closed.value.rcvd is not None else None
+
+
+def pending_win(award: str = "A1") -> dict[str, object]:
+    return {
+        "state": "pending", "award_id": award, "table": "T01", "round": "R1001", "box": 1,
+        "meter": "major", "hand": "royal_flush", "dealt_at": "2026-11-22T18:00:09.410Z",
+    }
+
+
+async def test_snapshot_then_meters_wins_and_status_without_gaps(served: Served) -> None:
+    b = served.broadcaster
+    b.meters("stud", {"major": "10000.00", "minor": "500.00"})
+    await asyncio.sleep(0.05)
+    async with connect(served.ws(), compression=None) as ws:
+        [snapshot] = await recv(ws)
+        assert snapshot["type"] == "snapshot" and snapshot["currency"] == "SGD"
+        assert snapshot["meters"][0] == {"meter": "major", "name": "Major", "value": "10000.00"}
+
+        b.meters("stud", {"major": "10000.25"})
+        [meters] = await recv(ws)
+        assert meters["type"] == "meters" and meters["meters"][0]["value"] == "10000.25"
+
+        b.win("stud", pending_win())
+        b.win("stud", {**pending_win(), "state": "final", "amount": "10000.25"})
+        b.meters("stud", {"major": "10000.00"})
+        b.status("stud", "degraded", "database down")
+        pending, final, reset, status = await recv(ws, 4)
+        assert (pending["type"], pending["state"]) == ("win", "pending")
+        assert (final["state"], final["amount"], final["box"]) == ("final", "10000.25", 1)
+        assert reset["type"] == "meters" and reset["meters"][0]["value"] == "10000.00"
+        assert (status["status"], status["detail"]) == ("degraded", "database down")
+        seqs = [m["seq"] for m in (snapshot, meters, pending, final, reset, status)]
+        assert seqs == list(range(seqs[0], seqs[0] + 6))
+
+
+async def test_every_display_receives_the_same_stream(served: Served) -> None:
+    clients = [await connect(served.ws(), compression=None) for _ in range(20)]
+    try:
+        for ws in clients:
+            await recv(ws)
+        for i in range(10):
+            served.broadcaster.win("stud", pending_win(f"A{i}"))
+        streams = [await recv(ws, 10) for ws in clients]
+        assert all(stream == streams[0] for stream in streams)
+        assert [m["award_id"] for m in streams[0]] == [f"A{i}" for i in range(10)]
+    finally:
+        for ws in clients:
+            await ws.close()
+
+
+async def test_a_display_that_never_reads_is_dropped_and_the_others_get_everything() -> None:
+    # Big messages (200 meters) so the stalled client's socket buffers fill quickly.
+    async with serve(queue_size=16, meters=200) as served:
+        b = served.broadcaster
+        stalled = await connect(served.ws(), compression=None, max_queue=1)
+        readers = [await connect(served.ws(), compression=None) for _ in range(2)]
+        got: list[list[int]] = [[m["seq"] for m in await recv(ws)] for ws in readers]
+        published = 0
+        while b.stats["slow_consumers"] == 0:
+            assert published < 5000, "the stalled display was never dropped"
+            b.meters("stud", {f"m{i:03d}": f"{published}.{i % 100:02d}" for i in range(198)})
+            published += 1
+            for ws, seqs in zip(readers, got, strict=True):
+                seqs += [m["seq"] for m in await recv(ws)]
+        for _ in range(5):  # and the readers go on as before
+            b.meters("stud", {"major": f"{published}.00"})
+            published += 1
+            for ws, seqs in zip(readers, got, strict=True):
+                seqs += [m["seq"] for m in await recv(ws)]
+
+        assert b.subscriber_count("stud") == 2
+        for seqs in got:
+            assert seqs == list(range(seqs[0], seqs[0] + published + 1))
+        # The stalled display gets what was already in its socket, then the close.
+        stalled_seqs: list[int] = []
+        with pytest.raises(ConnectionClosed) as closed:
+            async with asyncio.timeout(20):
+                while True:
+                    stalled_seqs.append(json.loads(await stalled.recv())["seq"])
+        assert closed.value.rcvd is None or closed.value.rcvd.code == 1013
+        assert 0 < len(stalled_seqs) < published + 1
+        assert stalled_seqs == list(range(stalled_seqs[0], stalled_seqs[0] + len(stalled_seqs)))
+        for ws in readers:
+            await ws.close()
+
+
+async def test_a_closed_display_is_unsubscribed(served: Served) -> None:
+    async with connect(served.ws(), compression=None) as ws:
+        await recv(ws)
+        assert served.broadcaster.subscriber_count("stud") == 1
+    async with asyncio.timeout(10):
+        while served.broadcaster.subscriber_count("stud"):
+            await asyncio.sleep(0.01)
+
+
+async def test_unknown_link_closes_4404(served: Served) -> None:
+    async with connect(served.ws("nope"), compression=None) as ws:
+        assert await close_code(ws) == 4404
+
+
+async def test_stopping_the_broadcaster_closes_displays_1012(served: Served) -> None:
+    async with connect(served.ws(), compression=None) as ws:
+        await recv(ws)
+        await served.broadcaster.stop()
+        assert await close_code(ws) == 1012
+
+
+@pytest.mark.parametrize(
+    ("query", "headers", "code"),
+    [
+        ("", {}, 4401),
+        ("?token=wrong", {}, 4401),
+        ("", {"Authorization": "Bearer wrong"}, 4401),
+        ("?token=s3cret", {}, None),
+        ("", {"Authorization": "Bearer s3cret"}, None),
+    ],
+)
+async def test_display_token(query: str, headers: dict[str, str], code: int | None) -> None:
+    async with (
+        serve(display_token="s3cret") as served,
+        connect(served.ws(query=query), additional_headers=headers, compression=None) as ws,
+    ):
+        if code is None:
+            assert (await recv(ws))[0]["type"] == "snapshot"
+        else:
+            assert await close_code(ws) == code
+
+
+async def test_link_state_page_and_static_files(served: Served) -> None:
+    served.broadcaster.meters("stud", {"major": "10234.50"})
+    served.broadcaster.win("stud", pending_win())
+    async with httpx.AsyncClient(base_url=served.base) as http:
+        state = (await http.get("/v1/links/stud")).json()
+        assert state["link"] == "stud" and state["currency"] == "SGD"
+        assert state["meters"][0] == {"meter": "major", "name": "Major", "value": "10234.50"}
+        assert state["status"] == "ok" and state["pending"][0]["award_id"] == "A1"
+        assert state["recent_wins"] == []
+
+        missing = await http.get("/v1/links/nope")
+        assert missing.status_code == 404
+        assert missing.headers["content-type"].startswith("application/problem+json")
+        assert set(missing.json()) >= {"type", "title", "status", "detail"}
+        assert missing.json()["status"] == 404
+
+        page = await http.get("/display/stud")
+        assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+        for anchor in ('id="banner-down"', 'id="pending"', 'id="celebration"', "display.js"):
+            assert anchor in page.text
+        assert (await http.get("/display/nope")).status_code == 404
+        checks: dict[str, Callable[[str], bool]] = {
+            "/static/display.js": lambda t: t.startswith("text/javascript"),
+            "/static/display.css": lambda t: t.startswith("text/css"),
+        }
+        for path, media in checks.items():
+            response = await http.get(path)
+            assert response.status_code == 200 and media(response.headers["content-type"])
