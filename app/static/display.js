@@ -227,26 +227,38 @@
     if (busy) requestAnimationFrame(frame);
   }
 
-  // Size the values to the screen: as large as the row allows, the widest one fits.
+  // Size the values to the screen: the first (top) meter as large as its row allows,
+  // the others alike and a little smaller; every value fits the width.
+  const ruler = document.createElement("canvas").getContext("2d");
+
+  function widthPerPixel(meter) {
+    // Width of "SGD 12,345.67" at a font size of 1px, as the CSS lays it out.
+    const family = getComputedStyle(meter.el).fontFamily;
+    ruler.font = `800 100px ${family}`;
+    const amount = ruler.measureText(formatCents(meter.to === null ? 0 : meter.to)).width;
+    const currency = ruler.measureText(view.currency).width;
+    const spacing = 100 * (0.25 + 0.05 * view.currency.length); // margin and letter spacing
+    return (amount + 0.42 * (currency + spacing)) / 100;
+  }
+
   function fit() {
     const box = $("meters");
-    const count = Math.max(1, view.meters.size);
-    const rowHeight = box.clientHeight / (count + 0.5);
-    let longest = 6;
-    for (const meter of view.meters.values()) {
-      const text = view.currency + " " + formatCents(meter.to === null ? 0 : meter.to);
-      longest = Math.max(longest, text.length);
-    }
-    // A bold digit is about 0.64 em wide in these fonts; the currency is smaller.
-    const byWidth = (box.clientWidth * 0.94) / (longest * 0.6);
-    const size = Math.min(rowHeight * (count === 1 ? 0.55 : 0.62), byWidth);
-    box.style.setProperty("--value-size", `${Math.floor(size)}px`);
-    box.style.setProperty("--row-h", `${Math.floor(rowHeight)}px`);
-    for (const meter of view.meters.values()) {
-      const section = meter.section;
-      const first = section === box.firstElementChild;
-      section.style.setProperty("--value-size", `${Math.floor(first || count === 1 ? size : size * 0.8)}px`);
-    }
+    const list = [...view.meters.values()];
+    if (list.length === 0) return;
+    const flexes = list.map((_, i) => (i === 0 ? 1.5 : 1));
+    const total = flexes.reduce((a, b) => a + b, 0);
+    const rows = flexes.map((flex) => (box.clientHeight * flex) / total);
+    const sizes = list.map((meter, i) => {
+      const byHeight = rows[i] * (list.length === 1 ? 0.5 : 0.6);
+      const byWidth = (box.clientWidth * 0.95) / widthPerPixel(meter);
+      return Math.min(byHeight, byWidth);
+    });
+    const others = Math.min(sizes[0] * 0.8, ...sizes.slice(1));
+    list.forEach((meter, i) => {
+      const size = i === 0 ? sizes[0] : others;
+      meter.section.style.setProperty("--value-size", `${Math.floor(size)}px`);
+      meter.section.style.setProperty("--name-size", `${Math.floor(Math.min(rows[i] * 0.15, size * 0.4))}px`);
+    });
   }
 
   // ---- overlays ----

@@ -1,0 +1,193 @@
+"""The display page in a real headless Chromium against a real server."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import uvicorn
+from fastapi import FastAPI
+
+from app.broadcast import Broadcaster, MemoryBackend
+from app.display import display_router
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not CHROMIUM.exists(),
+        reason="no /usr/bin/chromium: install it with `apt-get install -y chromium`",
+    ),
+]
+async_api = pytest.importorskip("playwright.async_api")
+ARGS = [
+    "--no-sandbox",
+    "--headless",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+AMOUNT = '[data-meter="major"]'
+
+
+@dataclass
+class Floor:
+    broadcaster: Broadcaster
+    server: uvicorn.Server
+    task: asyncio.Task[None]
+    base: str
+
+    async def stop_server(self) -> None:
+        self.server.should_exit = True
+        await self.task
+
+
+@pytest.fixture
+async def floor() -> AsyncIterator[Floor]:
+    broadcaster = Broadcaster(MemoryBackend(), coalesce_ms=20, ping_s=2.0)
+    broadcaster.configure_link(
+        "stud", "SGD", [("major", "Major"), ("minor", "Minor"), ("mini", "Mini")]
+    )
+    await broadcaster.start()
+    broadcaster.meters("stud", {"major": "10000.00", "minor": "2456.80", "mini": "512.35"})
+    broadcaster.win("stud", {**win("A0", box=5, table="T07"), "state": "final", "amount": "1230.55"})
+    app = FastAPI()
+    app.include_router(display_router(broadcaster))
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    yield Floor(broadcaster, server, task, f"http://127.0.0.1:{port}")
+    await broadcaster.stop()
+    if not task.done():
+        server.should_exit = True
+        await task
+
+
+@pytest.fixture
+async def page() -> AsyncIterator[object]:
+    async with async_api.async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        context = await browser.new_context(viewport={"width": 1920, "height": 1080})
+        try:
+            yield await context.new_page()
+        finally:
+            with contextlib.suppress(Exception):
+                await context.close()
+            await browser.close()
+
+
+def win(award: str, *, box: int = 3, table: str = "T01") -> dict[str, object]:
+    return {
+        "state": "pending", "award_id": award, "table": table, "round": "R1001", "box": box,
+        "meter": "major", "hand": "royal_flush", "dealt_at": "2026-11-22T18:00:09.410Z",
+    }
+
+
+async def shows(page: object, selector: str, text: str) -> None:
+    await async_api.expect(page.locator(selector)).to_have_text(text, timeout=10_000)  # type: ignore[attr-defined]
+
+
+async def test_meters_tick_up_then_a_win_is_pending_then_celebrated(
+    floor: Floor, page: object
+) -> None:
+    p = page  # the Playwright Page
+    await p.goto(floor.base + "/display/stud")  # type: ignore[attr-defined]
+    await shows(p, AMOUNT, "10,000.00")
+    await shows(p, '[data-meter-card="major"] .currency', "SGD")
+    await async_api.expect(p.locator("#banner-down")).to_be_hidden()  # type: ignore[attr-defined]
+    ARTIFACTS.mkdir(exist_ok=True)
+    await p.screenshot(path=str(ARTIFACTS / "display.png"))  # type: ignore[attr-defined]
+
+    # Record every value painted while the meter counts up to its new value.
+    painted = p.evaluate(  # type: ignore[attr-defined]
+        """(selector) => new Promise((done) => {
+            const el = document.querySelector(selector), seen = [];
+            const start = performance.now();
+            const step = () => {
+                if (seen[seen.length - 1] !== el.textContent) seen.push(el.textContent);
+                if (performance.now() - start < 2500) requestAnimationFrame(step);
+                else done(seen);
+            };
+            requestAnimationFrame(step);
+        })""",
+        AMOUNT,
+    )
+    recording = asyncio.ensure_future(painted)
+    await asyncio.sleep(0.2)
+    floor.broadcaster.meters("stud", {"major": "10234.50"})
+    seen = await recording
+    assert seen[0] == "10,000.00" and seen[-1] == "10,234.50"
+    assert len(seen) > 5, f"the value jumped instead of counting up: {seen}"
+    assert seen == sorted(seen, key=lambda s: int(s.replace(",", "").replace(".", "")))
+
+    floor.broadcaster.win("stud", win("A1"))
+    await async_api.expect(p.locator("#pending")).to_be_visible()  # type: ignore[attr-defined]
+    await shows(p, "#pending .pending-title", "JACKPOT PENDING")
+    await async_api.expect(p.locator("#pending-detail")).to_contain_text("TABLE T01 · BOX 3")  # type: ignore[attr-defined]
+    await p.screenshot(path=str(ARTIFACTS / "display-pending.png"))  # type: ignore[attr-defined]
+
+    floor.broadcaster.win("stud", {**win("A1"), "state": "final", "amount": "10234.50"})
+    floor.broadcaster.meters("stud", {"major": "10000.00"})
+    await async_api.expect(p.locator("#celebration")).to_be_visible()  # type: ignore[attr-defined]
+    await async_api.expect(p.locator("#pending")).to_be_hidden()  # type: ignore[attr-defined]
+    await shows(p, "#celebration-amount", "SGD 10,234.50")
+    await shows(p, "#celebration-where", "TABLE T01 · BOX 3")
+    await shows(p, "#celebration-hand", "royal flush")
+    await asyncio.sleep(0.8)  # let the entrance animation finish before the picture
+    await p.screenshot(path=str(ARTIFACTS / "display-win.png"))  # type: ignore[attr-defined]
+    await shows(p, AMOUNT, "10,000.00")  # the reset jumps down, no counting
+
+
+async def test_link_down_when_degraded_and_when_the_server_stops(
+    floor: Floor, page: object
+) -> None:
+    p = page
+    banner = p.locator("#banner-down")  # type: ignore[attr-defined]
+    await p.goto(floor.base + "/display/stud")  # type: ignore[attr-defined]
+    await shows(p, AMOUNT, "10,000.00")
+    await async_api.expect(banner).to_be_hidden()
+
+    floor.broadcaster.status("stud", "degraded", "jackpot server cannot record events")
+    await async_api.expect(banner).to_be_visible()
+    await async_api.expect(banner).to_contain_text("LINK DOWN")
+    await async_api.expect(banner).to_contain_text("cannot record events")
+    floor.broadcaster.status("stud", "ok")
+    await async_api.expect(banner).to_be_hidden()
+
+    await floor.stop_server()
+    await async_api.expect(banner).to_be_visible()
+    await async_api.expect(banner).to_contain_text("LINK DOWN")
+    await p.screenshot(path=str(ARTIFACTS / "display-down.png"))  # type: ignore[attr-defined]
+
+
+async def test_link_down_after_twelve_silent_seconds_then_reconnects(
+    floor: Floor, page: object
+) -> None:
+    p = page
+    await p.clock.install()  # type: ignore[attr-defined]
+    await p.goto(floor.base + "/display/stud")  # type: ignore[attr-defined]
+    await shows(p, AMOUNT, "10,000.00")
+    banner = p.locator("#banner-down")  # type: ignore[attr-defined]
+    await async_api.expect(banner).to_be_hidden()
+    # Remember whether the banner ever shows: the page reconnects right after.
+    await p.evaluate(  # type: ignore[attr-defined]
+        """() => new MutationObserver(() => {
+            if (!document.getElementById("banner-down").hidden) window.bannerShown = true;
+        }).observe(document.getElementById("banner-down"), {attributes: true})"""
+    )
+    # The socket stays open but, on the page's clock, nothing comes for 14 s.
+    await p.clock.run_for(14_000)  # type: ignore[attr-defined]
+    await p.wait_for_function("() => window.bannerShown === true", timeout=10_000)  # type: ignore[attr-defined]
+    await async_api.expect(banner).to_be_hidden(timeout=10_000)  # a fresh snapshot came
+    floor.broadcaster.meters("stud", {"major": "10001.00"})
+    await shows(p, AMOUNT, "10,001.00")
