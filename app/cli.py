@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import sys
 from pathlib import Path
@@ -71,6 +72,10 @@ def serve_command(args: argparse.Namespace) -> int:
         lifespan="on",
     )
     server = uvicorn.Server(config)
+    # The state is many small long-lived objects; the default thresholds make the
+    # collector walk all of them every few thousand allocations (p99 latency spikes).
+    # Rounds form no reference cycles worth collecting often.
+    gc.set_threshold(50_000, 50, 1_000)
     server.run()
     return 0
 

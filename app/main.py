@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -97,6 +98,9 @@ def create_app(
         writer.journal = resources.journal
         replayed = await writer.recover()
         log.info("recovered: %d journal entries replayed, head seq %d", replayed, writer.seq)
+        # What recovery built lives as long as the process: keep the collector off it.
+        gc.collect()
+        gc.freeze()
         await broadcaster.start()
         for link in config.links:
             writer._announce({link.id}, [], [])

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Path, Query, Request
-from fastapi.responses import JSONResponse
+import orjson
+from fastapi.responses import Response
 
 from app.auth import Tokens
 from app.schemas import BetsRequest, Id, OutcomeRequest, ResetRequest, SeedRequest, VoidRequest
@@ -14,6 +15,15 @@ from app.views import award_row, outcome_answer, round_view
 from app.writer import Writer
 from jackpot.errors import UnknownError
 from jackpot.money import format_money, format_rate, parse_money
+
+class JSONResponse(Response):
+    """JSON rendered by orjson: the answers are plain dicts of str, int, bool, None."""
+
+    media_type = "application/json"
+
+    def render(self, content: Any) -> bytes:
+        return orjson.dumps(content)
+
 
 Auth = Annotated[str | None, Header(alias="Authorization")]
 TableId = Annotated[str, Path(pattern=Id.__metadata__[0].metadata[0].pattern)]  # type: ignore[attr-defined]

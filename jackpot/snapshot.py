@@ -9,6 +9,8 @@ journal after the latest one.
 from __future__ import annotations
 
 import json
+
+import orjson
 from dataclasses import fields
 from typing import Any
 
@@ -31,7 +33,13 @@ VERSION = 1
 
 
 def canonical_json(data: Any) -> str:
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """Sorted keys, no spaces, UTF-8 text (docs/journal.md). orjson gives the same text as
+    `json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False)`, about ten
+    times faster; integers beyond 64 bits, which it refuses, take the slow path."""
+    try:
+        return orjson.dumps(data, option=orjson.OPT_SORT_KEYS).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def _event(e: Event) -> list[Any]:
