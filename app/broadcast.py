@@ -264,7 +264,9 @@ class _Link:
 
 
 def _entries(value: object) -> list[Message]:
-    return [dict(item) for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+    return (
+        [dict(item) for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+    )
 
 
 class Broadcaster:
@@ -442,8 +444,13 @@ class Broadcaster:
         changed = {m: v for m, v in state.dirty.items() if state.values.get(m) != v}
         state.dirty.clear()
         if changed:
-            state.apply({"type": "meters", "meters": [{"meter": m, "value": v} for m, v in changed.items()]})
-            self._originate(state, {"type": "meters", "seq": 0, "link": state.link, "meters": state.meter_list()})
+            state.apply(
+                {"type": "meters", "meters": [{"meter": m, "value": v} for m, v in changed.items()]}
+            )
+            self._originate(
+                state,
+                {"type": "meters", "seq": 0, "link": state.link, "meters": state.meter_list()},
+            )
 
     def _originate(self, state: _Link, message: Message) -> None:
         message["seq"] = state.seq + 1
@@ -503,4 +510,3 @@ class Broadcaster:
 
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
-

@@ -193,7 +193,7 @@ class RedisBackend:
                     self._feed.receive(link, text)
         finally:
             with contextlib.suppress(*_FAILURES):
-                await pubsub.aclose()
+                await pubsub.aclose()  # type: ignore[no-untyped-call]
 
     async def _stored_links(self) -> set[str]:
         assert self._redis is not None and self._feed is not None

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import uvicorn
 from fastapi import FastAPI
+from playwright.async_api import Page, async_playwright, expect
 
 from app.broadcast import Broadcaster, MemoryBackend
 from app.display import display_router
@@ -24,7 +25,6 @@ pytestmark = [
         reason="no /usr/bin/chromium: install it with `apt-get install -y chromium`",
     ),
 ]
-async_api = pytest.importorskip("playwright.async_api")
 ARGS = [
     "--no-sandbox",
     "--headless",
@@ -57,7 +57,9 @@ async def floor() -> AsyncIterator[Floor]:
     )
     await broadcaster.start()
     broadcaster.meters("stud", {"major": "10000.00", "minor": "2456.80", "mini": "512.35"})
-    broadcaster.win("stud", {**win("A0", box=5, table="T07"), "state": "final", "amount": "1230.55"})
+    broadcaster.win(
+        "stud", {**win("A0", box=5, table="T07"), "state": "final", "amount": "1230.55"}
+    )
     app = FastAPI()
     app.include_router(display_router(broadcaster))
     config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
@@ -74,8 +76,8 @@ async def floor() -> AsyncIterator[Floor]:
 
 
 @pytest.fixture
-async def page() -> AsyncIterator[object]:
-    async with async_api.async_playwright() as playwright:
+async def page() -> AsyncIterator[Page]:
+    async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
         context = await browser.new_context(viewport={"width": 1920, "height": 1080})
         try:
@@ -88,28 +90,34 @@ async def page() -> AsyncIterator[object]:
 
 def win(award: str, *, box: int = 3, table: str = "T01") -> dict[str, object]:
     return {
-        "state": "pending", "award_id": award, "table": table, "round": "R1001", "box": box,
-        "meter": "major", "hand": "royal_flush", "dealt_at": "2026-11-22T18:00:09.410Z",
+        "state": "pending",
+        "award_id": award,
+        "table": table,
+        "round": "R1001",
+        "box": box,
+        "meter": "major",
+        "hand": "royal_flush",
+        "dealt_at": "2026-11-22T18:00:09.410Z",
     }
 
 
-async def shows(page: object, selector: str, text: str) -> None:
-    await async_api.expect(page.locator(selector)).to_have_text(text, timeout=10_000)  # type: ignore[attr-defined]
+async def shows(page: Page, selector: str, text: str) -> None:
+    await expect(page.locator(selector)).to_have_text(text, timeout=10_000)
 
 
 async def test_meters_tick_up_then_a_win_is_pending_then_celebrated(
-    floor: Floor, page: object
+    floor: Floor, page: Page
 ) -> None:
-    p = page  # the Playwright Page
-    await p.goto(floor.base + "/display/stud")  # type: ignore[attr-defined]
+    p = page
+    await p.goto(floor.base + "/display/stud")
     await shows(p, AMOUNT, "10,000.00")
     await shows(p, '[data-meter-card="major"] .currency', "SGD")
-    await async_api.expect(p.locator("#banner-down")).to_be_hidden()  # type: ignore[attr-defined]
+    await expect(p.locator("#banner-down")).to_be_hidden()
     ARTIFACTS.mkdir(exist_ok=True)
-    await p.screenshot(path=str(ARTIFACTS / "display.png"))  # type: ignore[attr-defined]
+    await p.screenshot(path=str(ARTIFACTS / "display.png"))
 
     # Record every value painted while the meter counts up to its new value.
-    painted = p.evaluate(  # type: ignore[attr-defined]
+    painted = p.evaluate(
         """(selector) => new Promise((done) => {
             const el = document.querySelector(selector), seen = [];
             const start = performance.now();
@@ -131,63 +139,61 @@ async def test_meters_tick_up_then_a_win_is_pending_then_celebrated(
     assert seen == sorted(seen, key=lambda s: int(s.replace(",", "").replace(".", "")))
 
     floor.broadcaster.win("stud", win("A1"))
-    await async_api.expect(p.locator("#pending")).to_be_visible()  # type: ignore[attr-defined]
+    await expect(p.locator("#pending")).to_be_visible()
     await shows(p, "#pending .pending-title", "JACKPOT PENDING")
-    await async_api.expect(p.locator("#pending-detail")).to_contain_text("TABLE T01 · BOX 3")  # type: ignore[attr-defined]
-    await p.screenshot(path=str(ARTIFACTS / "display-pending.png"))  # type: ignore[attr-defined]
+    await expect(p.locator("#pending-detail")).to_contain_text("TABLE T01 · BOX 3")
+    await p.screenshot(path=str(ARTIFACTS / "display-pending.png"))
 
     floor.broadcaster.win("stud", {**win("A1"), "state": "final", "amount": "10234.50"})
     floor.broadcaster.meters("stud", {"major": "10000.00"})
-    await async_api.expect(p.locator("#celebration")).to_be_visible()  # type: ignore[attr-defined]
-    await async_api.expect(p.locator("#pending")).to_be_hidden()  # type: ignore[attr-defined]
+    await expect(p.locator("#celebration")).to_be_visible()
+    await expect(p.locator("#pending")).to_be_hidden()
     await shows(p, "#celebration-amount", "SGD 10,234.50")
     await shows(p, "#celebration-where", "TABLE T01 · BOX 3")
     await shows(p, "#celebration-hand", "royal flush")
     await asyncio.sleep(0.8)  # let the entrance animation finish before the picture
-    await p.screenshot(path=str(ARTIFACTS / "display-win.png"))  # type: ignore[attr-defined]
+    await p.screenshot(path=str(ARTIFACTS / "display-win.png"))
     await shows(p, AMOUNT, "10,000.00")  # the reset jumps down, no counting
 
 
-async def test_link_down_when_degraded_and_when_the_server_stops(
-    floor: Floor, page: object
-) -> None:
+async def test_link_down_when_degraded_and_when_the_server_stops(floor: Floor, page: Page) -> None:
     p = page
-    banner = p.locator("#banner-down")  # type: ignore[attr-defined]
-    await p.goto(floor.base + "/display/stud")  # type: ignore[attr-defined]
+    banner = p.locator("#banner-down")
+    await p.goto(floor.base + "/display/stud")
     await shows(p, AMOUNT, "10,000.00")
-    await async_api.expect(banner).to_be_hidden()
+    await expect(banner).to_be_hidden()
 
     floor.broadcaster.status("stud", "degraded", "jackpot server cannot record events")
-    await async_api.expect(banner).to_be_visible()
-    await async_api.expect(banner).to_contain_text("LINK DOWN")
-    await async_api.expect(banner).to_contain_text("cannot record events")
+    await expect(banner).to_be_visible()
+    await expect(banner).to_contain_text("LINK DOWN")
+    await expect(banner).to_contain_text("cannot record events")
     floor.broadcaster.status("stud", "ok")
-    await async_api.expect(banner).to_be_hidden()
+    await expect(banner).to_be_hidden()
 
     await floor.stop_server()
-    await async_api.expect(banner).to_be_visible()
-    await async_api.expect(banner).to_contain_text("LINK DOWN")
-    await p.screenshot(path=str(ARTIFACTS / "display-down.png"))  # type: ignore[attr-defined]
+    await expect(banner).to_be_visible()
+    await expect(banner).to_contain_text("LINK DOWN")
+    await p.screenshot(path=str(ARTIFACTS / "display-down.png"))
 
 
 async def test_link_down_after_twelve_silent_seconds_then_reconnects(
-    floor: Floor, page: object
+    floor: Floor, page: Page
 ) -> None:
     p = page
-    await p.clock.install()  # type: ignore[attr-defined]
-    await p.goto(floor.base + "/display/stud")  # type: ignore[attr-defined]
+    await p.clock.install()
+    await p.goto(floor.base + "/display/stud")
     await shows(p, AMOUNT, "10,000.00")
-    banner = p.locator("#banner-down")  # type: ignore[attr-defined]
-    await async_api.expect(banner).to_be_hidden()
+    banner = p.locator("#banner-down")
+    await expect(banner).to_be_hidden()
     # Remember whether the banner ever shows: the page reconnects right after.
-    await p.evaluate(  # type: ignore[attr-defined]
+    await p.evaluate(
         """() => new MutationObserver(() => {
             if (!document.getElementById("banner-down").hidden) window.bannerShown = true;
         }).observe(document.getElementById("banner-down"), {attributes: true})"""
     )
     # The socket stays open but, on the page's clock, nothing comes for 14 s.
-    await p.clock.run_for(14_000)  # type: ignore[attr-defined]
-    await p.wait_for_function("() => window.bannerShown === true", timeout=10_000)  # type: ignore[attr-defined]
-    await async_api.expect(banner).to_be_hidden(timeout=10_000)  # a fresh snapshot came
+    await p.clock.run_for(14_000)
+    await p.wait_for_function("() => window.bannerShown === true", timeout=10_000)
+    await expect(banner).to_be_hidden(timeout=10_000)  # a fresh snapshot came
     floor.broadcaster.meters("stud", {"major": "10001.00"})
     await shows(p, AMOUNT, "10,001.00")

@@ -35,9 +35,7 @@ class Served:
 async def serve(
     *, display_token: str | None = None, queue_size: int = 256, meters: int = 2
 ) -> AsyncIterator[Served]:
-    broadcaster = Broadcaster(
-        MemoryBackend(), coalesce_ms=10, queue_size=queue_size, ping_s=QUIET
-    )
+    broadcaster = Broadcaster(MemoryBackend(), coalesce_ms=10, queue_size=queue_size, ping_s=QUIET)
     names = [("major", "Major"), ("minor", "Minor")][:meters] or []
     names += [(f"m{i:03d}", f"Meter {i:03d} " + "x" * 40) for i in range(max(0, meters - 2))]
     broadcaster.configure_link("stud", "SGD", names)
@@ -45,7 +43,11 @@ async def serve(
     app = FastAPI()
     app.include_router(display_router(broadcaster, display_token=display_token))
     config = uvicorn.Config(
-        app, host="127.0.0.1", port=0, log_level="warning", lifespan="off",
+        app,
+        host="127.0.0.1",
+        port=0,
+        log_level="warning",
+        lifespan="off",
         ws_per_message_deflate=False,
     )
     server = uvicorn.Server(config)
@@ -82,8 +84,14 @@ async def close_code(ws: ClientConnection) -> int | None:
 
 def pending_win(award: str = "A1") -> dict[str, object]:
     return {
-        "state": "pending", "award_id": award, "table": "T01", "round": "R1001", "box": 1,
-        "meter": "major", "hand": "royal_flush", "dealt_at": "2026-11-22T18:00:09.410Z",
+        "state": "pending",
+        "award_id": award,
+        "table": "T01",
+        "round": "R1001",
+        "box": 1,
+        "meter": "major",
+        "hand": "royal_flush",
+        "dealt_at": "2026-11-22T18:00:09.410Z",
     }
 
 
