@@ -31,6 +31,12 @@ def main(argv: list[str] | None = None) -> int:
         "--data-dir", type=Path, default=None, help="embedded PostgreSQL data (default ./.jackpot)"
     )
     serve.add_argument("--log-level", default="info")
+    serve.add_argument(
+        "--role",
+        choices=("writer", "display"),
+        default="writer",
+        help="display: serve displays only, relaying the writer's stream from REDIS_URL",
+    )
     args = parser.parse_args(argv)
     if args.command == "serve":
         return serve_command(args)
@@ -57,7 +63,12 @@ def serve_command(args: argparse.Namespace) -> int:
     except FloorError as error:
         print(f"{path}: the floor file is not valid:\n{error}", file=sys.stderr)
         return 2
-    app = create_app(settings, floor)
+    if args.role == "display":
+        from app.main import create_display_app
+
+        app = create_display_app(settings, floor)
+    else:
+        app = create_app(settings, floor)
     print(f"jackpot server on http://{settings.host}:{settings.port}  (floor: {path})", flush=True)
     for link in floor.links:
         print(

@@ -80,7 +80,7 @@ def create_app(
     """The server. With `journal` given (tests), it is used as is; otherwise PostgreSQL:
     DATABASE_URL, or an embedded server under settings.data_dir, migrated at start."""
     config, tokens = floor_config(floor)
-    broadcaster = broadcaster or Broadcaster(MemoryBackend())
+    broadcaster = broadcaster or _broadcaster(settings, "writer")
     for link in config.links:
         broadcaster.configure_link(
             link.id, config.currency, [(m.id, m.name or m.id) for m in link.meters]
@@ -129,6 +129,52 @@ def create_app(
         return JSONResponse({"status": status, "journal_seq": writer.seq, "head": writer.head})
 
     return app
+
+
+def create_display_app(settings: Settings, floor: FloorFile) -> FastAPI:
+    """A display-only process (`jackpot serve --role display`): no writer, no database;
+    it relays the writer's stream from Redis to its websockets and serves the page."""
+    if settings.redis_url is None:
+        raise ValueError("a display process needs REDIS_URL: it relays the writer's stream")
+    config, _ = floor_config(floor)
+    broadcaster = _broadcaster(settings, "display")
+    for link in config.links:
+        broadcaster.configure_link(
+            link.id, config.currency, [(m.id, m.name or m.id) for m in link.meters]
+        )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await broadcaster.start()
+        app.state.ready = True
+        try:
+            yield
+        finally:
+            await broadcaster.stop()
+
+    app = FastAPI(title="Jackpot displays", version="1", lifespan=lifespan)
+    app.state.ready = False
+    problems.install(app)
+    app.include_router(display_router(broadcaster, display_token=settings.display_token))
+
+    @app.get("/health", tags=["service"])
+    async def health() -> JSONResponse:
+        if not app.state.ready:
+            return problems.problem(503, "Starting", "the display process is starting")
+        return JSONResponse({"status": "ok", "role": "display"})
+
+    return app
+
+
+def _broadcaster(settings: Settings, role: str) -> Broadcaster:
+    """In-process without REDIS_URL; through Redis pub/sub with it (DESIGN.md, Broadcast)."""
+    if settings.redis_url is None:
+        return Broadcaster(MemoryBackend())
+    from app.broadcast_redis import RedisBackend
+
+    return Broadcaster(
+        RedisBackend(settings.redis_url, role="display" if role == "display" else "writer")
+    )
 
 
 def _unset_journal() -> Journal:
