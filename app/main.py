@@ -19,6 +19,7 @@ from app.display import display_router
 from app.floor import Floor as FloorFile
 from app.journal import Journal
 from app.routes import router
+from app.schemas import problem_responses
 from app.service import FloorConfig, Service, TableConfig
 from app.settings import Settings
 from app.writer import Writer
@@ -119,9 +120,12 @@ def create_app(
     app.state.writer = writer
     problems.install(app)
     app.include_router(router(writer, tokens))
-    app.include_router(display_router(broadcaster, display_token=settings.display_token))
+    app.include_router(
+        display_router(broadcaster, display_token=settings.display_token),
+        responses=problem_responses(404, 422),
+    )
 
-    @app.get("/health", tags=["service"])
+    @app.get("/health", tags=["service"], responses=problem_responses(503))
     async def health() -> JSONResponse:
         if not app.state.ready:
             return problems.problem(503, "Starting", "the server is not accepting events yet")

@@ -9,12 +9,21 @@ import orjson
 from fastapi.responses import Response
 
 from app.auth import Tokens
-from app.schemas import BetsRequest, Id, OutcomeRequest, ResetRequest, SeedRequest, VoidRequest
+from app.schemas import (
+    BetsRequest,
+    Id,
+    OutcomeRequest,
+    ResetRequest,
+    SeedRequest,
+    VoidRequest,
+    problem_responses,
+)
 from app.service import Service
 from app.views import award_row, outcome_answer, round_view
 from app.writer import Writer
 from jackpot.errors import UnknownError
 from jackpot.money import format_money, format_rate, parse_money
+
 
 class JSONResponse(Response):
     """JSON rendered by orjson: the answers are plain dicts of str, int, bool, None."""
@@ -31,7 +40,7 @@ RoundId = TableId
 
 
 def router(writer: Writer, tokens: Tokens) -> APIRouter:
-    api = APIRouter()
+    api = APIRouter(responses=problem_responses(401, 403, 404, 409, 422, 503))
 
     def service() -> Service:
         return writer.service

@@ -112,3 +112,39 @@ class SeedRequest(Strict):
 
 class ResetRequest(Strict):
     reason: Reason
+
+
+class ProblemError(BaseModel):
+    loc: list[str | int]
+    msg: str
+
+
+class Problem(BaseModel):
+    """Every error answer: application/problem+json (RFC 9457)."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    errors: list[ProblemError] | None = None
+
+
+def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI documentation of the error answers a route can give."""
+    what = {
+        401: "no valid bearer token",
+        403: "the token may not do this",
+        404: "unknown table, round, link or meter",
+        409: "conflicts with the recorded state or an earlier event",
+        422: "invalid input: `errors` lists each field and the reason",
+        503: "events cannot be recorded now (Retry-After)",
+    }
+    schema = {"schema": {"$ref": "#/components/schemas/Problem"}}
+    return {
+        s: {
+            "description": what[s],
+            "content": {"application/problem+json": schema},
+            "model": Problem,
+        }
+        for s in statuses
+    }
