@@ -14,7 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 import asyncpg
 
 if TYPE_CHECKING:
-    from pgserver import PostgresServer
+    from pgserver.postgres_server import PostgresServer
     from sqlalchemy.engine import Connection
 
 # The repository's top-level alembic/ folder (no alembic.ini: configured in code below).
@@ -165,8 +165,9 @@ async def migrate(dsn: str) -> None:
 
 
 def _upgrade_head(connection: Connection) -> None:
-    from alembic import command
     from alembic.config import Config
+
+    from alembic import command
 
     config = Config()
     config.set_main_option("script_location", str(ALEMBIC_DIR))

@@ -75,7 +75,7 @@ def _rate(value: object) -> Rate:
 
 def _ident(value: object) -> str:
     if not isinstance(value, str) or not _ID_RE.match(value):
-        raise ValueError("must be 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit")
+        raise ValueError("must be 1-64 letters, digits, '_', '.' or '-', not starting with '_.-'")
     return value
 
 

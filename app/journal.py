@@ -190,15 +190,17 @@ class PostgresJournal:
             for r in rows
         ]
         try:
-            async with self._pool.acquire(timeout=self._timeout) as connection:
-                # One transaction for the batch: one WAL flush at COMMIT, and a unique
-                # violation on any row rolls back every row (all or nothing).
-                async with connection.transaction():
-                    # COPY, not executemany: as fast for one row (the fsync dominates),
-                    # 1.3x at 64 rows and about 2x at 512 (bench/bench_journal.py).
-                    await connection.copy_records_to_table(
-                        "journal", records=records, columns=_COLUMNS, timeout=self._timeout
-                    )
+            # One transaction for the batch: one WAL flush at COMMIT, and a unique
+            # violation on any row rolls back every row (all or nothing).
+            async with (
+                self._pool.acquire(timeout=self._timeout) as connection,
+                connection.transaction(),
+            ):
+                # COPY, not executemany: as fast for one row (the fsync dominates),
+                # 1.3x at 64 rows and about 2x at 512 (bench/bench_journal.py).
+                await connection.copy_records_to_table(
+                    "journal", records=records, columns=_COLUMNS, timeout=self._timeout
+                )
         except asyncpg.UniqueViolationError as error:
             raise DuplicateEntry(error.detail or str(error)) from error
         except _UNAVAILABLE as error:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Path, Query, Request
 import orjson
+from fastapi import APIRouter, Header, Path, Query, Request
 from fastapi.responses import Response
 
 from app.auth import Tokens

@@ -69,7 +69,9 @@ async def test_bets_answer_per_api_md(client: httpx.AsyncClient, clock: Clock) -
     assert answer["meters"] == [{"link": "stud", "meter": "major", "value": "10000.25"}]
 
 
-async def test_retry_same_body_gets_first_answer_different_body_409(client: httpx.AsyncClient, clock: Clock) -> None:
+async def test_retry_same_body_gets_first_answer_different_body_409(
+    client: httpx.AsyncClient, clock: Clock
+) -> None:
     body = bets_body(clock, (1, "25.00", "1.00"))
     first = await client.post("/v1/tables/T01/rounds/R1/bets", json=body, headers=T01)
     again = await client.post("/v1/tables/T01/rounds/R1/bets", json=body, headers=T01)
@@ -82,7 +84,9 @@ async def test_retry_same_body_gets_first_answer_different_body_409(client: http
     assert meter.json()["value"] == "10000.25"  # counted once
 
 
-async def test_money_as_json_number_is_422_naming_the_field(client: httpx.AsyncClient, clock: Clock) -> None:
+async def test_money_as_json_number_is_422_naming_the_field(
+    client: httpx.AsyncClient, clock: Clock
+) -> None:
     body = {"closed_at": clock.at(), "boxes": [{"box": 1, "ante": 25, "jackpot": "1.00"}]}
     r = await client.post("/v1/tables/T01/rounds/R1/bets", json=body, headers=T01)
     assert r.status_code == 422
@@ -92,19 +96,31 @@ async def test_money_as_json_number_is_422_naming_the_field(client: httpx.AsyncC
     assert "decimal string" in problem["errors"][0]["msg"]
 
 
-async def test_wrong_prescribed_wager_is_422_and_records_nothing(client: httpx.AsyncClient, clock: Clock) -> None:
-    r = await client.post("/v1/tables/T01/rounds/R1/bets", json=bets_body(clock, (1, "25.00", "2.00")), headers=T01)
+async def test_wrong_prescribed_wager_is_422_and_records_nothing(
+    client: httpx.AsyncClient, clock: Clock
+) -> None:
+    r = await client.post(
+        "/v1/tables/T01/rounds/R1/bets", json=bets_body(clock, (1, "25.00", "2.00")), headers=T01
+    )
     assert r.status_code == 422
     assert (await client.get("/v1/tables/T01/rounds/R1", headers=T01)).status_code == 404
 
 
-async def test_auth_401_without_token_403_for_another_table(client: httpx.AsyncClient, clock: Clock) -> None:
+async def test_auth_401_without_token_403_for_another_table(
+    client: httpx.AsyncClient, clock: Clock
+) -> None:
     body = bets_body(clock, (1, "25.00", "1.00"))
     assert (await client.post("/v1/tables/T01/rounds/R1/bets", json=body)).status_code == 401
     bad = {"Authorization": "Bearer nope"}
-    assert (await client.post("/v1/tables/T01/rounds/R1/bets", json=body, headers=bad)).status_code == 401
-    assert (await client.post("/v1/tables/T01/rounds/R1/bets", json=body, headers=T02)).status_code == 403
-    assert (await client.post("/v1/tables/T01/rounds/R1/bets", json=body, headers=OPERATOR)).status_code == 403
+    assert (
+        await client.post("/v1/tables/T01/rounds/R1/bets", json=body, headers=bad)
+    ).status_code == 401
+    assert (
+        await client.post("/v1/tables/T01/rounds/R1/bets", json=body, headers=T02)
+    ).status_code == 403
+    assert (
+        await client.post("/v1/tables/T01/rounds/R1/bets", json=body, headers=OPERATOR)
+    ).status_code == 403
 
 
 async def test_clock_skew_refused(client: httpx.AsyncClient, clock: Clock) -> None:
@@ -113,9 +129,15 @@ async def test_clock_skew_refused(client: httpx.AsyncClient, clock: Clock) -> No
     assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["body", "closed_at"]
 
 
-async def test_royal_flush_pending_then_final_with_amount(client: httpx.AsyncClient, clock: Clock) -> None:
-    await client.post("/v1/tables/T02/rounds/R1/bets", json=bets_body(clock, (1, "25.00", "1.00")), headers=T02)
-    outcome = {"boxes": [{"box": 1, "dealt_at": clock.at(100), "cards": ["AS", "KS", "QS", "JS", "10S"]}]}
+async def test_royal_flush_pending_then_final_with_amount(
+    client: httpx.AsyncClient, clock: Clock
+) -> None:
+    await client.post(
+        "/v1/tables/T02/rounds/R1/bets", json=bets_body(clock, (1, "25.00", "1.00")), headers=T02
+    )
+    outcome = {
+        "boxes": [{"box": 1, "dealt_at": clock.at(100), "cards": ["AS", "KS", "QS", "JS", "10S"]}]
+    }
     clock.now += 200
     # The writer's clock never passes dealt_at + hold here: the answer comes back pending
     # after its wait (kept short for the test by the writer's own finalize timer).
@@ -126,11 +148,20 @@ async def test_royal_flush_pending_then_final_with_amount(client: httpx.AsyncCli
     clock.now += 5_000
     final = await client.get("/v1/tables/T02/rounds/R1?wait=10", headers=T02, timeout=30)
     award = final.json()["awards"][0]
-    assert (award["state"], award["amount"], award["hand"], award["share"]) == ("final", "10000.25", "royal_flush", "1.00")
+    assert (award["state"], award["amount"], award["hand"], award["share"]) == (
+        "final",
+        "10000.25",
+        "royal_flush",
+        "1.00",
+    )
 
 
 async def test_duplicate_card_422_names_card(client: httpx.AsyncClient, clock: Clock) -> None:
-    await client.post("/v1/tables/T01/rounds/R1/bets", json=bets_body(clock, (1, "25.00", "1.00"), (2, "25.00", "1.00")), headers=T01)
+    await client.post(
+        "/v1/tables/T01/rounds/R1/bets",
+        json=bets_body(clock, (1, "25.00", "1.00"), (2, "25.00", "1.00")),
+        headers=T01,
+    )
     outcome = {
         "boxes": [
             {"box": 1, "dealt_at": clock.at(), "cards": ["AS", "KS", "QS", "JS", "TS"]},
@@ -141,22 +172,42 @@ async def test_duplicate_card_422_names_card(client: httpx.AsyncClient, clock: C
     assert r.status_code == 422 and "AS" in r.json()["detail"]
 
 
-async def test_outcome_without_bets_404_void_round_409(client: httpx.AsyncClient, clock: Clock) -> None:
-    outcome = {"boxes": [{"box": 1, "dealt_at": clock.at(), "cards": ["AS", "KS", "QS", "JS", "TS"]}]}
-    assert (await client.post("/v1/tables/T01/rounds/R9/outcome", json=outcome, headers=T01)).status_code == 404
-    await client.post("/v1/tables/T01/rounds/R1/bets", json=bets_body(clock, (1, "25.00", "1.00")), headers=T01)
-    v = await client.post("/v1/tables/T01/rounds/R1/void", json={"reason": "foreign card (5.8.1)"}, headers=T01)
+async def test_outcome_without_bets_404_void_round_409(
+    client: httpx.AsyncClient, clock: Clock
+) -> None:
+    outcome = {
+        "boxes": [{"box": 1, "dealt_at": clock.at(), "cards": ["AS", "KS", "QS", "JS", "TS"]}]
+    }
+    assert (
+        await client.post("/v1/tables/T01/rounds/R9/outcome", json=outcome, headers=T01)
+    ).status_code == 404
+    await client.post(
+        "/v1/tables/T01/rounds/R1/bets", json=bets_body(clock, (1, "25.00", "1.00")), headers=T01
+    )
+    v = await client.post(
+        "/v1/tables/T01/rounds/R1/void", json={"reason": "foreign card (5.8.1)"}, headers=T01
+    )
     assert v.status_code == 200 and v.json()["reversed"] == [{"box": 1, "contribution": "0.30"}]
-    assert (await client.post("/v1/tables/T01/rounds/R1/outcome", json=outcome, headers=T01)).status_code == 409
-    assert (await client.post("/v1/tables/T01/rounds/R2/void", json={}, headers=T01)).status_code == 422
+    assert (
+        await client.post("/v1/tables/T01/rounds/R1/outcome", json=outcome, headers=T01)
+    ).status_code == 409
+    assert (
+        await client.post("/v1/tables/T01/rounds/R2/void", json={}, headers=T01)
+    ).status_code == 422
 
 
 async def test_seed_and_reset_need_supervisor(client: httpx.AsyncClient) -> None:
     body = {"seed": "15000.00", "reason": "promotion"}
-    assert (await client.put("/v1/links/stud/meters/major/seed", json=body, headers=OPERATOR)).status_code == 403
+    assert (
+        await client.put("/v1/links/stud/meters/major/seed", json=body, headers=OPERATOR)
+    ).status_code == 403
     r = await client.put("/v1/links/stud/meters/major/seed", json=body, headers=SUPERVISOR)
     assert r.status_code == 200 and r.json()["seed"] == "15000.00"
-    assert (await client.put("/v1/links/stud/meters/major/seed", json={"seed": "1.00"}, headers=SUPERVISOR)).status_code == 422
+    assert (
+        await client.put(
+            "/v1/links/stud/meters/major/seed", json={"seed": "1.00"}, headers=SUPERVISOR
+        )
+    ).status_code == 422
     meter = (await client.get("/v1/links/stud/meters/major", headers=OPERATOR)).json()
     assert (meter["seed"], meter["next_seed"]) == ("10000.00", "15000.00")
 
