@@ -11,10 +11,11 @@ from __future__ import annotations
 import asyncio
 import os
 
-from alembic import context
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
+
+from alembic import context
 
 config = context.config
 

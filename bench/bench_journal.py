@@ -105,8 +105,11 @@ async def main() -> None:
             " current_setting('synchronous_commit') AS sync,"
             " current_setting('wal_sync_method') AS method, version() AS version"
         )
-        print(f"{settings['version'].split(' on ')[0]}; fsync={settings['fsync']},"
-              f" synchronous_commit={settings['sync']}, wal_sync_method={settings['method']}")
+        assert settings is not None
+        print(
+            f"{settings['version'].split(' on ')[0]}; fsync={settings['fsync']},"
+            f" synchronous_commit={settings['sync']}, wal_sync_method={settings['method']}"
+        )
         print(f"{'batch':>6} {'strategy':>12} {'rows/s':>10} {'commits/s':>10}")
         try:
             for batch in BATCHES:

