@@ -9,10 +9,10 @@ journal after the latest one.
 from __future__ import annotations
 
 import json
-
-import orjson
 from dataclasses import fields
 from typing import Any
+
+import orjson
 
 from jackpot.commands import FixedAward
 from jackpot.config import LinkConfig, Timing
