@@ -196,8 +196,8 @@ class PostgresJournal:
                 self._pool.acquire(timeout=self._timeout) as connection,
                 connection.transaction(),
             ):
-                # COPY, not executemany: as fast for one row (the fsync dominates),
-                # 1.3x at 64 rows and about 2x at 512 (bench/bench_journal.py).
+                # COPY, not executemany: the same at 1 row (the fsync dominates), 1.0-1.3x
+                # at 64 rows, about 2x at 512 (bench/bench_journal.py, embedded PG 16).
                 await connection.copy_records_to_table(
                     "journal", records=records, columns=_COLUMNS, timeout=self._timeout
                 )
