@@ -59,7 +59,8 @@ def floor_config(floor: FloorFile) -> tuple[FloorConfig, Tokens]:
     for op in floor.operators:
         principals[op.token_sha256] = Principal(op.role, op.name)
     timing = Timing(floor.hold_ms, floor.round_timeout_ms, floor.max_clock_skew_ms)
-    return FloorConfig(floor.currency, timing, links, tables), Tokens(principals)
+    config = FloorConfig(floor.currency, timing, links, tables, floor.dual_control)
+    return config, Tokens(principals)
 
 
 @dataclass

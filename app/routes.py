@@ -9,8 +9,10 @@ from fastapi import APIRouter, Header, Path, Query, Request
 from fastapi.responses import Response
 
 from app.auth import Tokens
+from app.operators import audit_view, proposal_view
 from app.schemas import (
     BetsRequest,
+    CorrectionRequest,
     Id,
     OutcomeRequest,
     ResetRequest,
@@ -19,9 +21,10 @@ from app.schemas import (
     problem_responses,
 )
 from app.service import Service
+from app.timefmt import parse_time
 from app.views import award_row, outcome_answer, round_view
 from app.writer import Writer
-from jackpot.errors import UnknownError
+from jackpot.errors import InvalidCommandError, UnknownError
 from jackpot.money import format_money, format_rate, parse_money
 
 
@@ -92,6 +95,15 @@ def router(writer: Writer, tokens: Tokens) -> APIRouter:
         tokens.role(authorization, "operator")
         return JSONResponse(meter_view(service(), link, meter))
 
+    async def operator_change(kind: str, body: dict[str, Any], by: str) -> JSONResponse:
+        """A supervisor's change: at once, or with dual control a proposal (202)."""
+        if writer.service.config.dual_control:
+            change = {"kind": kind, **body}
+            _, answer = await writer.submit("propose", None, None, {"change": change}, by=by)
+            return JSONResponse(answer, status_code=202)
+        _, answer = await writer.submit(kind, None, None, body, by=by)
+        return JSONResponse(answer)
+
     @api.put("/v1/links/{link}/meters/{meter}/seed", tags=["operators"])
     async def put_seed(
         link: TableId, meter: TableId, body: SeedRequest, authorization: Auth = None
@@ -104,8 +116,7 @@ def router(writer: Writer, tokens: Tokens) -> APIRouter:
             "seed": parse_money(body.seed),
             "reason": body.reason,
         }
-        _, answer = await writer.submit("seed", None, None, request, by=who.name)
-        return JSONResponse(answer)
+        return await operator_change("seed", request, who.name)
 
     @api.post("/v1/links/{link}/meters/{meter}/reset", tags=["operators"])
     async def post_reset(
@@ -113,9 +124,52 @@ def router(writer: Writer, tokens: Tokens) -> APIRouter:
     ) -> JSONResponse:
         who = tokens.role(authorization, "supervisor")
         meter_view(service(), link, meter)
-        request = {"link": link, "meter": meter, "reason": body.reason}
-        _, answer = await writer.submit("reset", None, None, request, by=who.name)
+        return await operator_change(
+            "reset", {"link": link, "meter": meter, "reason": body.reason}, who.name
+        )
+
+    @api.post("/v1/links/{link}/meters/{meter}/corrections", tags=["operators"])
+    async def post_correction(
+        link: TableId, meter: TableId, body: CorrectionRequest, authorization: Auth = None
+    ) -> JSONResponse:
+        """An audited correction (5.24): adjust, hand_paid (5.18.1) or void_round."""
+        who = tokens.role(authorization, "supervisor")
+        meter_view(service(), link, meter)
+        return await operator_change("correct", body.domain(link, meter), who.name)
+
+    @api.get("/v1/changes", tags=["operators"])
+    async def get_changes(authorization: Auth = None) -> JSONResponse:
+        tokens.role(authorization, "operator")
+        return JSONResponse({"changes": [proposal_view(p) for p in service().proposals.values()]})
+
+    @api.post("/v1/changes/{change}/approve", tags=["operators"])
+    async def approve(change: TableId, authorization: Auth = None) -> JSONResponse:
+        who = tokens.role(authorization, "supervisor")
+        _, answer = await writer.submit("approve", None, None, {"id": change}, by=who.name)
         return JSONResponse(answer)
+
+    @api.post("/v1/changes/{change}/reject", tags=["operators"])
+    async def reject(
+        change: TableId, body: ResetRequest, authorization: Auth = None
+    ) -> JSONResponse:
+        who = tokens.role(authorization, "supervisor")
+        request = {"id": change, "reason": body.reason}
+        _, answer = await writer.submit("reject", None, None, request, by=who.name)
+        return JSONResponse(answer)
+
+    @api.get("/v1/audit", tags=["operators"])
+    async def get_audit(
+        authorization: Auth = None,
+        from_: Annotated[str | None, Query(alias="from")] = None,
+        to: str | None = None,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+        offset: Annotated[int, Query(ge=0)] = 0,
+    ) -> JSONResponse:
+        tokens.role(authorization, "operator")
+        start, end = time_range(from_, to)
+        rows = [a for a in service().audit if start <= a["at"] < end]
+        page = rows[offset : offset + limit]
+        return JSONResponse({"audit": [audit_view(a) for a in page], "total": len(rows)})
 
     @api.get("/v1/awards", tags=["operators"])
     async def get_awards(
@@ -156,3 +210,17 @@ def meter_view(service: Service, link_id: str, meter_id: str) -> dict[str, Any]:
             f"{t}/{r}" for (t, r) in link.open_rounds if service.floor.rounds[(t, r)].stale
         ),
     }
+
+
+def time_range(start: str | None, end: str | None) -> tuple[int, int]:
+    """`from` / `to` query filters (RFC 3339); a bad one is a 422 naming it."""
+    bounds = []
+    for name, text, default in (("from", start, -(2**62)), ("to", end, 2**62)):
+        if text is None:
+            bounds.append(default)
+            continue
+        try:
+            bounds.append(parse_time(text))
+        except ValueError as error:
+            raise InvalidCommandError(f"{name} {error}", ("query", name)) from None
+    return bounds[0], bounds[1]

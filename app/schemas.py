@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
@@ -112,6 +112,35 @@ class SeedRequest(Strict):
 
 class ResetRequest(Strict):
     reason: Reason
+
+
+SignedMoney = Annotated[StrictStr, Field(pattern=r"^-?(0|[1-9][0-9]{0,14})(\.[0-9]{1,2})?$")]
+
+
+class CorrectionRequest(Strict):
+    """kind adjust: `amount` signed; hand_paid: `amount` paid by hand (5.18.1), `reset`
+    to return the meter to its seed; void_round: `table` and `round` (5.24)."""
+
+    kind: Literal["adjust", "hand_paid", "void_round"]
+    reason: Reason
+    amount: SignedMoney = "0"
+    reset: StrictBool = True
+    table: Id | None = None
+    round: Id | None = None
+
+    def domain(self, link: str, meter: str) -> dict[str, Any]:
+        negative = self.amount.startswith("-")
+        amount = parse_money(self.amount.lstrip("-"))
+        return {
+            "correction": self.kind,
+            "link": link,
+            "meter": meter,
+            "amount": -amount if negative else amount,
+            "reset": self.reset,
+            "table": self.table,
+            "round": self.round,
+            "reason": self.reason,
+        }
 
 
 class ProblemError(BaseModel):

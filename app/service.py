@@ -17,6 +17,7 @@ from jackpot.commands import (
     BoxWager,
     CloseBets,
     Command,
+    Correct,
     Finalize,
     FixedAward,
     MeterClaim,
@@ -28,7 +29,7 @@ from jackpot.commands import (
 from jackpot.config import LinkConfig, Timing
 from jackpot.errors import StateConflictError, UnknownError
 from jackpot.floor import Floor, Result
-from jackpot.money import Money
+from jackpot.money import Money, format_money
 from tables.bets import BetDecision, BoxBet, Draws, RandomSource, TableSettings, check_bets, draw
 from tables.cards import parse_card
 from tables.hands import BoxHand, DealerHand
@@ -48,6 +49,8 @@ class FloorConfig:
     timing: Timing
     links: tuple[LinkConfig, ...]
     tables: Mapping[str, TableConfig]
+    # A supervisor's change is only a proposal until a different supervisor approves it.
+    dual_control: bool = False
 
 
 @dataclass(slots=True)
@@ -65,6 +68,8 @@ class Service:
     config: FloorConfig
     floor: Floor = field(init=False)
     extras: dict[tuple[str, str], RoundExtras] = field(default_factory=dict)
+    proposals: dict[str, dict[str, Any]] = field(default_factory=dict)
+    audit: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.floor = Floor(self.config.links, self.config.timing)
@@ -186,8 +191,14 @@ class Service:
 
     def apply(self, entry: Mapping[str, Any]) -> Result:
         """Apply one entry. Atomic: a refused entry (JackpotError) changes nothing."""
+        kind = entry["kind"]
+        if kind in ("propose", "approve", "reject"):
+            return self._change(entry)
+        before = self._before(entry) if kind in OPERATOR_KINDS else None
         command = self.command(entry)
         result = self.floor.apply(command)
+        if kind in OPERATOR_KINDS:
+            self._audit(entry, before, result)
         if entry["kind"] == "bets":
             self.extras[(entry["table"], entry["round"])] = RoundExtras(
                 boxes=list(entry["boxes"]), decisions=list(entry["decisions"]), draws=entry["draws"]
@@ -244,7 +255,109 @@ class Service:
             )
         if kind == "reset":
             return ResetMeter(entry["link"], entry["meter"], now, entry["by"], entry["reason"])
+        if kind == "correct":
+            return Correct(
+                entry["correction"], entry["link"], entry["meter"], now, entry["by"],
+                entry["reason"], Money(entry["amount"]), entry["reset"], entry["table"],
+                entry["round"],
+            )  # fmt: skip
         raise ValueError(f"unknown entry kind {kind!r}")
+
+    # -- operators: audit log and dual control ------------------------------------------
+
+    def _before(self, entry: Mapping[str, Any]) -> dict[str, Any]:
+        link = self.floor.link(entry["link"])
+        index = _meter_index(link, entry["meter"])
+        meter = link.meters[index]
+        return {
+            "value": format_money(link.display_values()[index]),
+            "seed": format_money(meter.next_seed if meter.next_seed is not None else meter.seed),
+        }
+
+    def _audit(
+        self, entry: Mapping[str, Any], before: dict[str, Any] | None, result: object
+    ) -> None:
+        """Who, when, what, before, after, why: every operator action, from the journal."""
+        assert before is not None
+        link = self.floor.link(entry["link"])
+        index = _meter_index(link, entry["meter"])
+        after = {
+            "value": format_money(link.display_values()[index]),
+            "seed": format_money(link.meters[index].next_seed or link.meters[index].seed),
+        }
+        record: dict[str, Any] = {
+            "id": len(self.audit) + 1,
+            "at": entry["now"],
+            "who": entry["by"],
+            "action": entry["kind"]
+            if entry["kind"] != "correct"
+            else f"correct:{entry['correction']}",
+            "link": entry["link"],
+            "meter": entry["meter"],
+            "before": before,
+            "after": after,
+            "reason": entry["reason"],
+        }
+        if entry.get("approved_by"):
+            record["approved_by"] = entry["approved_by"]
+        if entry["kind"] == "correct":
+            record["amount"] = format_money(entry["amount"])
+            if entry.get("table"):
+                record["round"] = f"{entry['table']}/{entry['round']}"
+        self.audit.append(record)
+
+    def _change(self, entry: Mapping[str, Any]) -> Any:
+        kind = entry["kind"]
+        if kind == "propose":
+            change = dict(entry["change"])
+            # Checked now (unknown link or meter: 404) so that approving cannot fail on it.
+            self._before({**change, "now": entry["now"]})
+            pid = f"change-{len(self.proposals) + 1}"
+            proposal = {
+                "id": pid, "state": "proposed", "change": change, "by": entry["by"],
+                "at": entry["now"], "reason": change["reason"],
+            }  # fmt: skip
+            self.proposals[pid] = proposal
+            self.audit.append({
+                "id": len(self.audit) + 1, "at": entry["now"], "who": entry["by"],
+                "action": f"propose:{change['kind']}", "link": change["link"],
+                "meter": change["meter"], "before": None, "after": {"change": pid},
+                "reason": change["reason"],
+            })  # fmt: skip
+            return proposal
+        proposal = self.proposals.get(entry["id"])
+        if proposal is None:
+            raise UnknownError(f"no change {entry['id']!r}")
+        if proposal["state"] != "proposed":
+            raise StateConflictError(f"change {entry['id']} is already {proposal['state']}")
+        if entry["by"] == proposal["by"]:
+            raise StateConflictError("dual control: a different supervisor must decide this change")
+        if kind == "reject":
+            proposal.update(state="rejected", decided_by=entry["by"], decided_at=entry["now"])
+            self.audit.append({
+                "id": len(self.audit) + 1, "at": entry["now"], "who": entry["by"],
+                "action": f"reject:{proposal['change']['kind']}",
+                "link": proposal["change"]["link"], "meter": proposal["change"]["meter"],
+                "before": {"change": proposal["id"]}, "after": None, "reason": entry["reason"],
+            })  # fmt: skip
+            return proposal
+        inner = {
+            **proposal["change"], "now": entry["now"], "by": proposal["by"],
+            "approved_by": entry["by"],
+        }  # fmt: skip
+        result = self.apply(inner)
+        proposal.update(state="approved", decided_by=entry["by"], decided_at=entry["now"])
+        return result
+
+
+OPERATOR_KINDS = ("seed", "reset", "correct")
+
+
+def _meter_index(link: Any, meter: str) -> int:
+    try:
+        return int(link.meter_index(meter))
+    except KeyError:
+        raise UnknownError(f"link {link.id!r} has no meter {meter!r}", ("meter",)) from None
 
 
 def _decision(d: BetDecision) -> dict[str, Any]:

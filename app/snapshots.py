@@ -18,6 +18,8 @@ def dump_service(service: Service, idem: dict[str, str], seq: int, head: str) ->
             for (table, round_id), e in service.extras.items()
         ],
         "idem": dict(idem),
+        "proposals": service.proposals,
+        "audit": service.audit,
     }
 
 
@@ -30,4 +32,6 @@ def load_service(config: Any, state: dict[str, Any]) -> Service:
         (table, round_id): RoundExtras(boxes, decisions, draws, hands)
         for table, round_id, boxes, decisions, draws, hands in state["extras"]
     }
+    service.proposals = state["proposals"]
+    service.audit = state["audit"]
     return service

@@ -99,6 +99,7 @@ class Writer:
     task: asyncio.Task[None] | None = None
     snapshot_task: asyncio.Task[None] | None = None
     stopping: bool = False
+    resync: bool = False  # a commit failed: check the journal's head before the next one
     stats: dict[str, int] = field(default_factory=lambda: {"batches": 0, "rows": 0, "failed": 0})
 
     # -- life cycle -----------------------------------------------------------------
@@ -220,6 +221,12 @@ class Writer:
         return max(0.0, (due - now) / 1000)
 
     async def _process(self, batch: list[Submission]) -> None:
+        if self.resync:
+            try:
+                await self._resync()
+            except (JournalUnavailable, OSError) as error:
+                self._refuse(error, batch)
+                return
         now = self.clock()
         rows: list[JournalRow] = []
         done: list[tuple[Submission, Callable[[], tuple[int, dict[str, Any]]]]] = []
@@ -295,7 +302,7 @@ class Writer:
         elif sub.kind == "void":
             assert sub.table is not None and sub.round is not None
             entry = service.prepare_void(sub.table, sub.round, sub.body, now)
-        else:  # operator changes: seed, reset
+        else:  # operator changes: seed, reset, correct, and dual control's propose/approve/reject
             entry = {"kind": sub.kind, "now": now, "by": sub.by, **sub.body}
         result = service.apply(entry)  # raises, changing nothing, if the core refuses
         answer = self._answer(sub, result)
@@ -305,10 +312,10 @@ class Writer:
             self._remember(key, answer)
         if isinstance(result, OutcomeResult):
             claimed.extend(result.awards)
-        link = entry.get("link") or (
+        link = getattr(result, "link", None) or (
             service.floor.rounds[(sub.table, sub.round)].link if sub.table and sub.round else None
         )
-        if link:
+        if isinstance(link, str):
             links.add(link)
         status = 201 if sub.kind in ("bets", "outcome") else 200
         return lambda: (
@@ -376,14 +383,35 @@ class Writer:
         return pending and now - self.last_finalize >= self.finalize_every_ms
 
     def _rollback(self, error: BaseException, subs: list[Submission]) -> None:
-        """The group was not recorded: back to the last durable state, 503 to everyone."""
+        """The group may not be recorded: back to the last durable state, 503 to everyone.
+
+        A failed COMMIT can still have landed (the connection broke after it): before the
+        next group, `_resync` reads the journal's head and replays what it holds beyond
+        ours. Those requests got a 503 for an event that was recorded; their retries are
+        answered from the idempotency key, so nothing is counted twice.
+        """
         log.error("journal append failed, %d requests refused: %s", len(subs), error)
         self.stats["failed"] += 1
+        self._restore()
+        self.resync = True
+        self._refuse(error, subs)
+
+    def _restore(self) -> None:
         self.service = load_service(self.service.config, self.base)
         self.idem = dict(self.base["idem"])
         self.seq, self.head = self.base["seq"], self.base["head"]
         for row in self.since_base:
             self._replay(row)
+
+    async def _resync(self) -> None:
+        last = await self.journal.last()
+        if last is not None and last.seq > self.seq:
+            async for row in self.journal.read(self.seq):
+                self._replay(row)
+                self.since_base.append(row)
+        self.resync = False
+
+    def _refuse(self, error: BaseException, subs: list[Submission]) -> None:
         for sub in subs:
             if not sub.future.done():
                 sub.future.set_exception(

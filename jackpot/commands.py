@@ -101,4 +101,27 @@ class ResetMeter:
     reason: str
 
 
-Command = CloseBets | RecordOutcome | VoidRound | Finalize | SetSeed | ResetMeter
+@dataclass(frozen=True, slots=True)
+class Correct:
+    """An audited correction, for what the rules leave to the House (5.24).
+
+    kind "adjust": add `amount` (signed) to the meter's value, the house giving or
+    taking it; "hand_paid": a jackpot the table paid by hand at the last registered
+    value while the system was down (5.18.1): `amount` is what was actually paid, the
+    meter pays it and, with `reset`, returns to its seed; "void_round": void a round
+    whose meter award is already final (its contributions reversed, its awards stand).
+    """
+
+    kind: str
+    link: str
+    meter: str
+    now: int
+    by: str
+    reason: str
+    amount: Money = Money(0)
+    reset: bool = True
+    table: str | None = None
+    round: str | None = None
+
+
+Command = CloseBets | RecordOutcome | VoidRound | Finalize | SetSeed | ResetMeter | Correct

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from jackpot.commands import (
     CloseBets,
     Command,
+    Correct,
     Finalize,
     RecordOutcome,
     ResetMeter,
@@ -35,6 +36,7 @@ from jackpot.records import (
     VOID,
     AwardRecord,
     BoxRecord,
+    CorrectionRecord,
     FixedRecord,
     ResetRecord,
     RoundRecord,
@@ -67,7 +69,15 @@ class FinalizeResult:
     stale: tuple[RoundRecord, ...]  # rounds that just passed round_timeout
 
 
-Result = BetsResult | OutcomeResult | VoidResult | FinalizeResult | SeedChange | ResetRecord
+Result = (
+    BetsResult
+    | OutcomeResult
+    | VoidResult
+    | FinalizeResult
+    | SeedChange
+    | ResetRecord
+    | CorrectionRecord
+)
 
 
 class Floor:
@@ -78,6 +88,7 @@ class Floor:
         self.awards: dict[str, AwardRecord] = {}
         self.resets: dict[str, ResetRecord] = {}
         self.seed_changes: list[SeedChange] = []
+        self.corrections: list[CorrectionRecord] = []
         self.now = -(2**62)  # the latest server time seen: never goes back
 
     # -- dispatch ------------------------------------------------------------------
@@ -104,6 +115,8 @@ class Floor:
             return self.void_round(command)
         if isinstance(command, SetSeed):
             return self.set_seed(command)
+        if isinstance(command, Correct):
+            return self.correct(command)
         return self.reset_meter(command)
 
     def link(self, link: str) -> Link:
@@ -396,6 +409,65 @@ class Floor:
         self.resets[reset_id] = record
         link.timeline.push(event)
         return record
+
+    def correct(self, cmd: Correct) -> CorrectionRecord:
+        link = self.link(cmd.link)
+        meter = link.meters[self._meter(link, cmd.meter)]
+        before = meter.value
+        if cmd.kind == "adjust":
+            if meter.value + cmd.amount < 0:
+                raise InvalidCommandError(
+                    "a correction cannot take a meter below zero", ("amount",)
+                )
+            meter.correct(cmd.amount)
+        elif cmd.kind == "hand_paid":
+            if cmd.amount <= 0:
+                raise InvalidCommandError("the amount paid must be above zero", ("amount",))
+            meter.pay(cmd.amount, reset=cmd.reset)
+            meter.reset_key = max(meter.reset_key, link.timeline.key(self.now, RESET, "", 0))
+        elif cmd.kind == "void_round":
+            self._void_final(cmd)
+        else:
+            raise InvalidCommandError(f"unknown correction {cmd.kind!r}", ("kind",))
+        record = CorrectionRecord(
+            id=f"correction/{len(self.corrections) + 1}",
+            kind=cmd.kind,
+            link=link.id,
+            meter=cmd.meter,
+            amount=cmd.amount,
+            value_before=before,
+            value_after=meter.value,
+            at=self.now,
+            by=cmd.by,
+            reason=cmd.reason,
+            table=cmd.table,
+            round=cmd.round,
+        )
+        self.corrections.append(record)
+        return record
+
+    def _void_final(self, cmd: Correct) -> None:
+        """5.24: void a round whose award is final; its awards stand (they were paid)."""
+        if cmd.table is None or cmd.round is None:
+            raise InvalidCommandError("void_round needs the table and the round", ("round",))
+        rnd = self.round(cmd.table, cmd.round)
+        if rnd.state == VOID:
+            raise StateConflictError(f"round {cmd.round!r} is already void")
+        link = self.links[rnd.link] if rnd.link is not None else None
+        for record in rnd.boxes.values():
+            if not record.voided and record.contributions and rnd.event is not None and link:
+                self._reverse(link, rnd.event, record.contributions)
+            record.voided = True
+        for award_id in rnd.awards:
+            award = self.awards[award_id]
+            if award.state == PENDING and link is not None:
+                award.state = VOID
+                link.timeline.cancel(award.event)
+        for fixed in rnd.fixed:
+            fixed.voided = True
+        rnd.state, rnd.void_reason = VOID, cmd.reason
+        if link is not None:
+            link.open_rounds.pop((rnd.table, rnd.round), None)
 
     def _meter(self, link: Link, meter: str) -> int:
         try:

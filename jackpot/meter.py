@@ -18,14 +18,33 @@ class Funding:
     to_reserve: Money  # an operator reset moves any excess over the seed to the reserve
 
 
+LEDGER = (
+    "to_meter",
+    "to_reserve",
+    "awarded",
+    "reserve_funded",
+    "house_seed",
+    "house_cover_meter",
+    "house_cover_reserve",
+    "reset_to_reserve",
+    "corrections",
+    "overflow",
+)
+
+
 @dataclass(slots=True)
 class Meter:
     """The meter's state after every event before the watermark (the final part).
 
     Ledger identity, to the micro-unit, at every instant:
-        contributed + house_funded == awarded + value + reserve
-    `contributed` is net of reversed (voided) contributions; the house funds the
-    first seed, every reset shortfall and any reversal the meter no longer holds.
+        contributed + house_funded + corrections == awarded + value + reserve
+    and, flow by flow (what a reconciliation report shows for a period):
+        value   = to_meter - awarded + reserve_funded + house_seed + house_cover_meter
+                  - reset_to_reserve + corrections
+        reserve = to_reserve - reserve_funded + reset_to_reserve + house_cover_reserve
+    Contributions are net of reversed (voided) ones; the house funds the first seed,
+    every reset shortfall (house_seed) and any reversal the meter or the reserve no
+    longer holds (house_cover_*); corrections are audited operator adjustments.
     """
 
     config: MeterConfig
@@ -33,11 +52,16 @@ class Meter:
     next_seed: Money | None
     value: Money
     reserve: Money
-    contributed: int = 0
-    house_funded: int = 0
+    to_meter: int = 0
+    to_reserve: int = 0
     awarded: int = 0
-    reserve_funded: int = 0  # reserve -> meter at resets (internal movement, reported)
-    overflow: int = 0  # contributions sent to the reserve by the ceiling
+    reserve_funded: int = 0  # reserve -> meter at resets
+    house_seed: int = 0  # house -> meter at resets (and the first seed)
+    house_cover_meter: int = 0  # reversals the meter no longer held
+    house_cover_reserve: int = 0  # reversals the reserve no longer held
+    reset_to_reserve: int = 0  # meter -> reserve: an operator reset's excess over the seed
+    corrections: int = 0  # audited operator adjustments (5.24), signed
+    overflow: int = 0  # contributions sent to the reserve by the ceiling (within to_reserve)
     reset_key: tuple[int, int, int, str, int, int] = (-1, 0, 0, "", 0, 0)  # last final reset
 
     @classmethod
@@ -49,8 +73,16 @@ class Meter:
             next_seed=None,
             value=config.seed,
             reserve=Money(0),
-            house_funded=config.seed,
+            house_seed=config.seed,
         )
+
+    @property
+    def contributed(self) -> int:
+        return self.to_meter + self.to_reserve
+
+    @property
+    def house_funded(self) -> int:
+        return self.house_seed + self.house_cover_meter + self.house_cover_reserve
 
     def contribute(self, to_meter: int, to_reserve: int) -> tuple[int, int]:
         """Apply a contribution; returns what actually went to (meter, reserve)."""
@@ -63,7 +95,8 @@ class Meter:
             to_meter = kept
         self.value = Money(self.value + to_meter)
         self.reserve = Money(self.reserve + to_reserve)
-        self.contributed += to_meter + to_reserve
+        self.to_meter += to_meter
+        self.to_reserve += to_reserve
         return to_meter, to_reserve
 
     def reverse(self, from_meter: int, from_reserve: int, in_meter: bool) -> int:
@@ -73,16 +106,15 @@ class Meter:
         meter or reserve holds less than it (an award or a reset used it), the house
         covers the difference: a meter never goes negative (DESIGN.md, decisions).
         """
-        covered = 0
         take = min(self.value, from_meter) if in_meter else 0
-        covered += from_meter - take
-        self.value = Money(self.value - take)
         take_r = min(self.reserve, from_reserve)
-        covered += from_reserve - take_r
+        self.value = Money(self.value - take)
         self.reserve = Money(self.reserve - take_r)
-        self.contributed -= from_meter + from_reserve
-        self.house_funded += covered
-        return covered
+        self.to_meter -= from_meter
+        self.to_reserve -= from_reserve
+        self.house_cover_meter += from_meter - take
+        self.house_cover_reserve += from_reserve - take_r
+        return from_meter - take + from_reserve - take_r
 
     def award(self, share: int) -> tuple[Money, Funding | None]:
         """Pay a share of the value at this instant, rounded down to the cent (4.2).
@@ -90,12 +122,21 @@ class Meter:
         The remainder stays in the meter. A 100 % award resets the meter to its seed; a
         10 % award leaves the rest, even below the seed (4.2, 4.5.1).
         """
-        amount = share_of(self.value, share)
-        self.value = Money(self.value - amount)
+        return self.pay(share_of(self.value, share), reset=share == FULL_SHARE)
+
+    def pay(self, amount: int, *, reset: bool) -> tuple[Money, Funding | None]:
+        """Pay `amount` out of the meter (an award, or one paid by hand: 5.18.1)."""
+        shortfall = max(0, amount - self.value)
+        # A hand-paid jackpot may exceed what the meter holds now: the house covers it.
+        self.house_cover_meter += shortfall
+        self.value = Money(self.value + shortfall - amount)
         self.awarded += amount
-        if share == FULL_SHARE:
-            return amount, self.reset(operator=False)
-        return amount, None
+        return Money(amount), self.reset(operator=False) if reset else None
+
+    def correct(self, delta: int) -> None:
+        """An audited adjustment of the value (5.24): the house gives or takes it."""
+        self.value = Money(self.value + delta)
+        self.corrections += delta
 
     def reset(self, *, operator: bool) -> Funding:
         """Return to the seed: a pending seed change takes effect now.
@@ -111,16 +152,29 @@ class Meter:
         if need > 0:
             from_reserve = min(self.reserve, need)
             from_house = need - from_reserve
+            self.value = self.seed
         elif need < 0 and operator:
             to_reserve = -need
-        elif need < 0:
-            need = 0  # an award's remainder above the seed stays in the meter
-        if need > 0 or to_reserve:
             self.value = self.seed
+        # (an award's remainder above the seed stays in the meter)
         self.reserve = Money(self.reserve - from_reserve + to_reserve)
         self.reserve_funded += from_reserve
-        self.house_funded += from_house
+        self.house_seed += from_house
+        self.reset_to_reserve += to_reserve
         return Funding(self.seed, Money(from_reserve), Money(from_house), Money(to_reserve))
 
     def balanced(self) -> bool:
-        return self.contributed + self.house_funded == self.awarded + self.value + self.reserve
+        """Both flow identities hold (and so does the overall one)."""
+        value = (
+            self.to_meter
+            - self.awarded
+            + self.reserve_funded
+            + self.house_seed
+            + self.house_cover_meter
+            - self.reset_to_reserve
+            + self.corrections
+        )
+        reserve = (
+            self.to_reserve - self.reserve_funded + self.reset_to_reserve + self.house_cover_reserve
+        )
+        return value == self.value and reserve == self.reserve

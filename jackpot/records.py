@@ -113,3 +113,19 @@ class SeedChange:
     at: int
     by: str
     reason: str
+
+
+@dataclass(slots=True)
+class CorrectionRecord:
+    id: str
+    kind: str
+    link: str
+    meter: str
+    amount: int
+    value_before: int
+    value_after: int
+    at: int
+    by: str
+    reason: str
+    table: str | None = None
+    round: str | None = None

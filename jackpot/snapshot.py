@@ -17,11 +17,12 @@ import orjson
 from jackpot.commands import FixedAward
 from jackpot.config import LinkConfig, Timing
 from jackpot.floor import Floor
-from jackpot.meter import Funding, Meter
+from jackpot.meter import LEDGER, Funding, Meter
 from jackpot.money import Money
 from jackpot.records import (
     AwardRecord,
     BoxRecord,
+    CorrectionRecord,
     FixedRecord,
     ResetRecord,
     RoundRecord,
@@ -65,12 +66,8 @@ def _meter(m: Meter) -> dict[str, Any]:
         "next_seed": m.next_seed,
         "value": m.value,
         "reserve": m.reserve,
-        "contributed": m.contributed,
-        "house_funded": m.house_funded,
-        "awarded": m.awarded,
-        "reserve_funded": m.reserve_funded,
-        "overflow": m.overflow,
         "reset_key": list(m.reset_key),
+        **{name: getattr(m, name) for name in LEDGER},
     }
 
 
@@ -139,6 +136,7 @@ def dump(floor: Floor) -> dict[str, Any]:
         "awards": awards,
         "resets": resets,
         "seed_changes": [_plain(c, ()) for c in floor.seed_changes],
+        "corrections": [_plain(c, ()) for c in floor.corrections],
         # Events are shared by the heap and the records: listed once, as "link:serial".
         "events": {name: _event(e) for name, e in sorted(events.items())},
     }
@@ -214,6 +212,7 @@ def load(data: dict[str, Any], links: list[LinkConfig], timing: Timing) -> Floor
         reset = ResetRecord(event=ev, funding=_unfunding(rd["funding"]), **plain)
         floor.resets[reset.id] = reset
     floor.seed_changes = [SeedChange(**c) for c in data["seed_changes"]]
+    floor.corrections = [CorrectionRecord(**c) for c in data["corrections"]]
     return floor
 
 

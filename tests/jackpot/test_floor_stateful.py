@@ -8,7 +8,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from jackpot.commands import Command, Finalize, ResetMeter, SetSeed
+from jackpot.commands import Command, Correct, Finalize, ResetMeter, SetSeed
 from jackpot.errors import JackpotError, StateConflictError
 from jackpot.floor import FinalizeResult, Floor
 from jackpot.money import CENT, RATE_SCALE, floor_cents
@@ -119,6 +119,33 @@ class FloorMachine(RuleBasedStateMachine):
     def reset(self) -> None:
         self.apply(ResetMeter("stud", "major", self.now, "sam", "test"))
 
+    @rule(
+        kind=st.sampled_from(["adjust", "hand_paid"]),
+        amount=st.sampled_from(["0.01", "100.00", "12000.00"]),
+        negative=st.booleans(),
+        reset=st.booleans(),
+    )
+    def correct(self, kind: str, amount: str, negative: bool, reset: bool) -> None:
+        value = m(amount) * (-1 if negative and kind == "adjust" else 1)
+        command = Correct(kind, "stud", "major", self.now, "sam", "5.24", value, reset)
+        before = self.floor.links["stud"].meters[0].value
+        try:
+            self.apply(command)
+        except JackpotError:
+            assert kind == "adjust" and before + value < 0
+        else:
+            self.values = self.final_values()
+
+    @precondition(lambda self: bool(self.floor.rounds))
+    @rule(data=st.data())
+    def void_final_round(self, data: st.DataObject) -> None:
+        key = data.draw(st.sampled_from(sorted(self.floor.rounds)))
+        command = Correct("void_round", "stud", "major", self.now, "sue", "5.24", table=key[0], round=key[1])
+        try:
+            self.apply(command)
+        except StateConflictError:
+            assert self.floor.rounds[key].state == "void"
+
     @rule()
     def bad_command_changes_nothing(self) -> None:
         before = canonical_json(dump(self.floor))
@@ -129,8 +156,9 @@ class FloorMachine(RuleBasedStateMachine):
     @invariant()
     def money_is_conserved(self) -> None:
         for meter in self.floor.links["stud"].meters:
+            assert meter.balanced()
             assert (
-                meter.contributed + meter.house_funded
+                meter.contributed + meter.house_funded + meter.corrections
                 == meter.awarded + meter.value + meter.reserve
             )
             assert meter.value >= 0 and meter.reserve >= 0

@@ -1,0 +1,201 @@
+"""Operators: the role matrix, seeds, resets, corrections, dual control, the audit log."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from decimal import Decimal
+from pathlib import Path
+
+import httpx
+import pytest
+
+from app.floor import parse_floor
+from app.journal import MemoryJournal
+from app.main import create_app
+from app.settings import Settings
+from tests.app.test_api import DEMO, Clock, bets_body
+
+TABLE = {"Authorization": "Bearer demo-table-T01"}
+T02 = {"Authorization": "Bearer demo-table-T02"}
+OPERATOR = {"Authorization": "Bearer demo-operator"}
+SAM = {"Authorization": "Bearer demo-supervisor"}
+SUE = {"Authorization": "Bearer demo-supervisor-2"}
+
+# Every operator endpoint: (method, path, body)
+ENDPOINTS = [
+    ("GET", "/v1/links/stud/meters/major", None, "operator"),
+    (
+        "PUT",
+        "/v1/links/stud/meters/major/seed",
+        {"seed": "12000.00", "reason": "promo"},
+        "supervisor",
+    ),
+    ("POST", "/v1/links/stud/meters/major/reset", {"reason": "hand pay"}, "supervisor"),
+    (
+        "POST",
+        "/v1/links/stud/meters/major/corrections",
+        {"kind": "adjust", "amount": "1.00", "reason": "x"},
+        "supervisor",
+    ),
+    ("GET", "/v1/awards", None, "operator"),
+    ("GET", "/v1/audit", None, "operator"),
+    ("GET", "/v1/changes", None, "operator"),
+]
+
+
+async def make_client(clock: Clock, dual: bool) -> AsyncIterator[httpx.AsyncClient]:
+    text = Path(DEMO).read_text()
+    if dual:
+        text = text.replace("dual_control = false", "dual_control = true")
+    app = create_app(Settings(), parse_floor(text), journal=MemoryJournal())
+    app.state.writer.clock = clock
+    app.state.writer.outcome_wait_s = 0.2
+    async with app.router.lifespan_context(app):
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://t"
+        ) as c:
+            yield c
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+async def client(clock: Clock) -> AsyncIterator[httpx.AsyncClient]:
+    async for c in make_client(clock, dual=False):
+        yield c
+
+
+@pytest.fixture
+async def dual(clock: Clock) -> AsyncIterator[httpx.AsyncClient]:
+    async for c in make_client(clock, dual=True):
+        yield c
+
+
+@pytest.mark.parametrize(("method", "path", "body", "role"), ENDPOINTS)
+async def test_role_matrix(
+    client: httpx.AsyncClient, method: str, path: str, body: object, role: str
+) -> None:
+    expected = {
+        None: 401,
+        "table": 403,
+        "operator": 200 if role == "operator" else 403,
+        "supervisor": 200,
+    }
+    for who, headers in ((None, {}), ("table", TABLE), ("operator", OPERATOR), ("supervisor", SAM)):
+        r = await client.request(method, path, json=body, headers=headers)
+        assert r.status_code == expected[who], (who, r.text)
+
+
+async def test_seed_change_then_win_then_new_seed_in_place(
+    client: httpx.AsyncClient, clock: Clock
+) -> None:
+    r = await client.put(
+        "/v1/links/stud/meters/major/seed",
+        json={"seed": "15000.00", "reason": "promo"},
+        headers=SAM,
+    )
+    assert r.json()["effective"] == "at the next reset"
+    await client.post(
+        "/v1/tables/T02/rounds/R1/bets", json=bets_body(clock, (1, "10.00", "1.00")), headers=T02
+    )
+    outcome = {
+        "boxes": [{"box": 1, "dealt_at": clock.at(10), "cards": ["AH", "KH", "QH", "JH", "TH"]}]
+    }
+    await client.post("/v1/tables/T02/rounds/R1/outcome", json=outcome, headers=T02)
+    clock.now += 5_000
+    r = await client.get("/v1/tables/T02/rounds/R1?wait=10", headers=T02)
+    assert r.json()["awards"][0]["amount"] == "10000.25"
+    meter = (await client.get("/v1/links/stud/meters/major", headers=OPERATOR)).json()
+    assert (meter["value"], meter["seed"], meter["next_seed"]) == ("15000.00", "15000.00", None)
+    audit = (await client.get("/v1/audit", headers=OPERATOR)).json()["audit"]
+    assert [a["action"] for a in audit] == ["seed"]  # exactly once
+    assert audit[0]["before"]["seed"] == "10000.00" and audit[0]["after"]["seed"] == "15000.00"
+    assert audit[0]["who"] == "sam" and audit[0]["reason"] == "promo"
+
+
+async def test_reason_is_required(client: httpx.AsyncClient) -> None:
+    r = await client.post("/v1/links/stud/meters/major/reset", json={}, headers=SAM)
+    assert r.status_code == 422 and r.json()["errors"][0]["loc"][-1] == "reason"
+
+
+async def test_hand_paid_jackpot_is_recorded_and_the_meter_follows(
+    client: httpx.AsyncClient, clock: Clock
+) -> None:
+    body = {"kind": "hand_paid", "amount": "10000.00", "reason": "paid by hand while down (5.18.1)"}
+    r = await client.post("/v1/links/stud/meters/major/corrections", json=body, headers=SAM)
+    assert r.status_code == 200, r.text
+    assert (r.json()["value_before"], r.json()["value_after"]) == ("10000.00", "10000.00")
+    audit = (await client.get("/v1/audit", headers=OPERATOR)).json()["audit"]
+    assert audit[-1]["action"] == "correct:hand_paid" and audit[-1]["amount"] == "10000.00"
+
+
+async def test_correction_cannot_take_the_meter_below_zero(client: httpx.AsyncClient) -> None:
+    body = {"kind": "adjust", "amount": "-20000.00", "reason": "typo"}
+    r = await client.post("/v1/links/stud/meters/major/corrections", json=body, headers=SAM)
+    assert r.status_code == 422
+    assert (await client.get("/v1/audit", headers=OPERATOR)).json()["audit"] == []
+
+
+async def test_void_of_a_round_with_a_final_award_is_a_correction(
+    client: httpx.AsyncClient, clock: Clock
+) -> None:
+    await client.post(
+        "/v1/tables/T02/rounds/R1/bets", json=bets_body(clock, (1, "10.00", "1.00")), headers=T02
+    )
+    outcome = {
+        "boxes": [{"box": 1, "dealt_at": clock.at(10), "cards": ["AH", "KH", "QH", "JH", "TH"]}]
+    }
+    await client.post("/v1/tables/T02/rounds/R1/outcome", json=outcome, headers=T02)
+    clock.now += 5_000
+    await client.get("/v1/tables/T02/rounds/R1?wait=10", headers=T02)
+    r = await client.post("/v1/tables/T02/rounds/R1/void", json={"reason": "5.8.1"}, headers=T02)
+    assert r.status_code == 409
+    body = {
+        "kind": "void_round",
+        "table": "T02",
+        "round": "R1",
+        "reason": "foreign card found later",
+    }
+    r = await client.post("/v1/links/stud/meters/major/corrections", json=body, headers=SAM)
+    assert r.status_code == 200, r.text
+    rnd = (await client.get("/v1/tables/T02/rounds/R1", headers=OPERATOR)).json()
+    assert rnd["state"] == "void" and rnd["awards"][0]["amount"] == "10000.25"  # paid stands
+
+
+async def test_dual_control_needs_a_different_supervisor(dual: httpx.AsyncClient) -> None:
+    r = await dual.put(
+        "/v1/links/stud/meters/major/seed",
+        json={"seed": "20000.00", "reason": "promo"},
+        headers=SAM,
+    )
+    assert r.status_code == 202
+    change = r.json()["id"]
+    meter = (await dual.get("/v1/links/stud/meters/major", headers=OPERATOR)).json()
+    assert meter["next_seed"] is None  # only a proposal
+    assert (await dual.post(f"/v1/changes/{change}/approve", headers=SAM)).status_code == 409
+    assert (await dual.post(f"/v1/changes/{change}/approve", headers=OPERATOR)).status_code == 403
+    r = await dual.post(f"/v1/changes/{change}/approve", headers=SUE)
+    assert r.status_code == 200, r.text
+    meter = (await dual.get("/v1/links/stud/meters/major", headers=OPERATOR)).json()
+    assert meter["next_seed"] == "20000.00"
+    audit = (await dual.get("/v1/audit", headers=OPERATOR)).json()["audit"]
+    assert [a["action"] for a in audit] == ["propose:seed", "seed"]
+    assert audit[1]["who"] == "sam" and audit[1]["approved_by"] == "sue"
+    assert (await dual.post(f"/v1/changes/{change}/approve", headers=SUE)).status_code == 409
+
+
+async def test_dual_control_reject(dual: httpx.AsyncClient) -> None:
+    r = await dual.post("/v1/links/stud/meters/major/reset", json={"reason": "test"}, headers=SUE)
+    change = r.json()["id"]
+    r = await dual.post(f"/v1/changes/{change}/reject", json={"reason": "no"}, headers=SAM)
+    assert r.status_code == 200 and r.json()["state"] == "rejected"
+    meter = (await dual.get("/v1/links/stud/meters/major", headers=OPERATOR)).json()
+    assert Decimal(meter["value"]) == Decimal("10000.00")
+
+
+async def test_audit_time_filter_bad_time_is_422(client: httpx.AsyncClient) -> None:
+    r = await client.get("/v1/audit?from=yesterday", headers=OPERATOR)
+    assert r.status_code == 422
