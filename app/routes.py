@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import orjson
-from fastapi import APIRouter, Header, Path, Query, Request
+from fastapi import APIRouter, Header, Path, Query
 from fastapi.responses import Response
 
 from app.auth import Tokens
 from app.operators import audit_view, proposal_view
+from app.reports import COLUMNS, reconciliation, to_csv
 from app.schemas import (
     BetsRequest,
     CorrectionRequest,
@@ -173,15 +174,43 @@ def router(writer: Writer, tokens: Tokens) -> APIRouter:
 
     @api.get("/v1/awards", tags=["operators"])
     async def get_awards(
-        request: Request,
         authorization: Auth = None,
         link: str | None = None,
+        from_: Annotated[str | None, Query(alias="from")] = None,
+        to: str | None = None,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    ) -> JSONResponse:
+        offset: Annotated[int, Query(ge=0)] = 0,
+        format: Annotated[str, Query(pattern="^(json|csv)$")] = "json",
+    ) -> Response:
+        """Meter awards, newest first; `from`/`to` filter on the time the hand was dealt."""
         tokens.role(authorization, "operator")
-        awards = [a for a in service().floor.awards.values() if link is None or a.link == link]
-        awards.sort(key=lambda a: (a.finalized_at or 2**62, a.sequence or 0), reverse=True)
-        return JSONResponse({"awards": [award_row(a) for a in awards[:limit]]})
+        start, end = time_range(from_, to)
+        awards = [
+            a
+            for a in service().floor.awards.values()
+            if (link is None or a.link == link) and start <= a.dealt_at < end
+        ]
+        awards.sort(key=lambda a: (a.dealt_at, a.sequence or 0), reverse=True)
+        rows = [award_row(a) for a in awards[offset : offset + limit]]
+        if format == "csv":
+            return Response(to_csv(rows, AWARD_COLUMNS), media_type="text/csv")
+        return JSONResponse({"awards": rows, "total": len(awards)})
+
+    @api.get("/v1/reports/reconciliation", tags=["operators"])
+    async def get_reconciliation(
+        authorization: Auth = None,
+        from_: Annotated[str | None, Query(alias="from")] = None,
+        to: str | None = None,
+        format: Annotated[str, Query(pattern="^(json|csv)$")] = "json",
+    ) -> Response:
+        """Per link and meter: opening, contributions, awards, seed funding, corrections,
+        closing; it balances to the micro-unit (`balanced`)."""
+        tokens.role(authorization, "operator")
+        start, end = time_range(from_, to)
+        report = await reconciliation(writer.journal, writer.service.config, start, end)
+        if format == "csv":
+            return Response(to_csv(report["meters"], COLUMNS), media_type="text/csv")
+        return JSONResponse(report)
 
     return api
 
@@ -210,6 +239,12 @@ def meter_view(service: Service, link_id: str, meter_id: str) -> dict[str, Any]:
             f"{t}/{r}" for (t, r) in link.open_rounds if service.floor.rounds[(t, r)].stale
         ),
     }
+
+
+AWARD_COLUMNS = (
+    "id", "link", "table", "round", "box", "hand", "meter", "share", "state", "amount",
+    "order", "sequence", "late", "dealt_at", "finalized_at",
+)  # fmt: skip
 
 
 def time_range(start: str | None, end: str | None) -> tuple[int, int]:

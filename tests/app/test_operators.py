@@ -199,3 +199,39 @@ async def test_dual_control_reject(dual: httpx.AsyncClient) -> None:
 async def test_audit_time_filter_bad_time_is_422(client: httpx.AsyncClient) -> None:
     r = await client.get("/v1/audit?from=yesterday", headers=OPERATOR)
     assert r.status_code == 422
+
+
+async def test_reconciliation_report_balances_and_downloads_as_csv(
+    client: httpx.AsyncClient, clock: Clock
+) -> None:
+    start = clock.at()
+    await client.post(
+        "/v1/tables/T02/rounds/R1/bets", json=bets_body(clock, (1, "10.00", "1.00")), headers=T02
+    )
+    outcome = {
+        "boxes": [{"box": 1, "dealt_at": clock.at(10), "cards": ["AH", "KH", "QH", "JH", "TH"]}]
+    }
+    await client.post("/v1/tables/T02/rounds/R1/outcome", json=outcome, headers=T02)
+    clock.now += 5_000
+    await client.get("/v1/tables/T02/rounds/R1?wait=10", headers=T02)
+    body = {"kind": "adjust", "amount": "-0.07", "reason": "rounding dispute"}
+    await client.post("/v1/links/stud/meters/major/corrections", json=body, headers=SAM)
+    clock.now += 1
+    report = (
+        await client.get(
+            f"/v1/reports/reconciliation?from={start}&to={clock.at(1)}", headers=OPERATOR
+        )
+    ).json()
+    stud = next(r for r in report["meters"] if r["link"] == "stud")
+    assert stud["balanced"] is True
+    assert stud["awards"] == "10000.250000" and stud["corrections"] == "-0.070000"
+    assert stud["opening_value"] == "10000.000000"
+    # 10000 + 0.25 - 10000.25 + 0.05 (reserve funds the seed first) + 9999.95 (house) - 0.07
+    assert (stud["seed_from_reserve"], stud["seed_from_house"]) == ("0.050000", "9999.950000")
+    assert stud["closing_value"] == "9999.930000"
+    assert report["journal"]["seq"] > 0
+    csv = await client.get("/v1/reports/reconciliation?format=csv", headers=OPERATOR)
+    assert csv.headers["content-type"].startswith("text/csv")
+    assert csv.text.splitlines()[0].startswith("link,meter,opening_value")
+    awards = await client.get("/v1/awards?format=csv", headers=OPERATOR)
+    assert len(awards.text.splitlines()) == 2

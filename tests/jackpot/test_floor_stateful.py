@@ -140,7 +140,9 @@ class FloorMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def void_final_round(self, data: st.DataObject) -> None:
         key = data.draw(st.sampled_from(sorted(self.floor.rounds)))
-        command = Correct("void_round", "stud", "major", self.now, "sue", "5.24", table=key[0], round=key[1])
+        command = Correct(
+            "void_round", "stud", "major", self.now, "sue", "5.24", table=key[0], round=key[1]
+        )
         try:
             self.apply(command)
         except StateConflictError:

@@ -1,0 +1,91 @@
+"""Reconciliation of a meter over a period: opening + every flow = closing, to the micro-unit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jackpot.meter import LEDGER, Meter
+
+
+@dataclass(frozen=True, slots=True)
+class Ledger:
+    """A meter's value, reserve and cumulative flows at one instant."""
+
+    value: int
+    reserve: int
+    flows: tuple[int, ...]  # in LEDGER order
+
+    @classmethod
+    def of(cls, meter: Meter) -> Ledger:
+        return cls(meter.value, meter.reserve, tuple(getattr(meter, f) for f in LEDGER))
+
+    def flow(self, name: str) -> int:
+        return self.flows[LEDGER.index(name)]
+
+
+@dataclass(frozen=True, slots=True)
+class Reconciliation:
+    opening_value: int
+    opening_reserve: int
+    contributions_meter: int
+    contributions_reserve: int  # ceiling overflow included
+    awards: int
+    seed_from_reserve: int
+    seed_from_house: int
+    house_cover: int  # reversed (voided) contributions the meter or reserve no longer held
+    reset_to_reserve: int  # an operator reset's excess over the seed
+    corrections: int
+    closing_value: int
+    closing_reserve: int
+
+    @property
+    def meter_balances(self) -> bool:
+        return self.closing_value == (
+            self.opening_value
+            + self.contributions_meter
+            - self.awards
+            + self.seed_from_reserve
+            + self.seed_from_house
+            + self.house_cover_meter
+            - self.reset_to_reserve
+            + self.corrections
+        )
+
+    @property
+    def reserve_balances(self) -> bool:
+        return self.closing_reserve == (
+            self.opening_reserve
+            + self.contributions_reserve
+            - self.seed_from_reserve
+            + self.reset_to_reserve
+            + self.house_cover_reserve
+        )
+
+    house_cover_meter: int = 0
+    house_cover_reserve: int = 0
+
+    @property
+    def balanced(self) -> bool:
+        return self.meter_balances and self.reserve_balances
+
+
+def reconcile(opening: Ledger, closing: Ledger) -> Reconciliation:
+    def delta(name: str) -> int:
+        return closing.flow(name) - opening.flow(name)
+
+    return Reconciliation(
+        opening_value=opening.value,
+        opening_reserve=opening.reserve,
+        contributions_meter=delta("to_meter"),
+        contributions_reserve=delta("to_reserve"),
+        awards=delta("awarded"),
+        seed_from_reserve=delta("reserve_funded"),
+        seed_from_house=delta("house_seed"),
+        house_cover=delta("house_cover_meter") + delta("house_cover_reserve"),
+        reset_to_reserve=delta("reset_to_reserve"),
+        corrections=delta("corrections"),
+        closing_value=closing.value,
+        closing_reserve=closing.reserve,
+        house_cover_meter=delta("house_cover_meter"),
+        house_cover_reserve=delta("house_cover_reserve"),
+    )
