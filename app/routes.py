@@ -172,7 +172,7 @@ def router(writer: Writer, tokens: Tokens) -> APIRouter:
         page = rows[offset : offset + limit]
         return JSONResponse({"audit": [audit_view(a) for a in page], "total": len(rows)})
 
-    @api.get("/v1/awards", tags=["operators"])
+    @api.get("/v1/awards", tags=["operators"], responses=JSON_OR_CSV)
     async def get_awards(
         authorization: Auth = None,
         link: str | None = None,
@@ -196,7 +196,7 @@ def router(writer: Writer, tokens: Tokens) -> APIRouter:
             return Response(to_csv(rows, AWARD_COLUMNS), media_type="text/csv")
         return JSONResponse({"awards": rows, "total": len(awards)})
 
-    @api.get("/v1/reports/reconciliation", tags=["operators"])
+    @api.get("/v1/reports/reconciliation", tags=["operators"], responses=JSON_OR_CSV)
     async def get_reconciliation(
         authorization: Auth = None,
         from_: Annotated[str | None, Query(alias="from")] = None,
@@ -241,6 +241,12 @@ def meter_view(service: Service, link_id: str, meter_id: str) -> dict[str, Any]:
     }
 
 
+JSON_OR_CSV: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "JSON, or CSV with format=csv",
+        "content": {"application/json": {}, "text/csv": {}},
+    }
+}
 AWARD_COLUMNS = (
     "id", "link", "table", "round", "box", "hand", "meter", "share", "state", "amount",
     "order", "sequence", "late", "dealt_at", "finalized_at",
