@@ -1,0 +1,103 @@
+"""PostgreSQL stopped under load: 503 with Retry-After, no acknowledged loss, recovery after."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from decimal import Decimal
+from pathlib import Path
+
+import httpx
+import pytest
+
+from app.database import create_pool, migrate, start_embedded
+from app.floor import load_floor
+from app.journal import PostgresJournal
+from app.main import create_app
+from app.settings import Settings
+from app.timefmt import format_time
+from tests.app.test_api import DEMO
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+T01 = {"Authorization": "Bearer demo-table-T01"}
+OPERATOR = {"Authorization": "Bearer demo-operator"}
+
+
+def bets(box_count: int = 2) -> dict[str, object]:
+    return {
+        "closed_at": format_time(time.time_ns() // 1_000_000),
+        "boxes": [{"box": b, "ante": "5.00", "jackpot": "1.00"} for b in range(1, box_count + 1)],
+    }
+
+
+async def test_database_stopped_under_load_gives_503_then_recovers(pg_folder: Path) -> None:
+    database = await start_embedded(pg_folder)
+    await migrate(database.dsn)
+    pool = await create_pool(database.dsn)
+    journal = PostgresJournal(pool, timeout=2.0)
+    app = create_app(Settings(), load_floor(DEMO), journal=journal)
+    acked: dict[str, int] = {}
+    statuses: list[int] = []
+    try:
+        async with app.router.lifespan_context(app):
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://t", timeout=30) as client:
+
+                async def post(n: int) -> None:
+                    r = await client.post(f"/v1/tables/T01/rounds/F{n}/bets", json=bets(), headers=T01)
+                    statuses.append(r.status_code)
+                    if r.status_code == 200:
+                        acked[f"F{n}"] = 2
+                    else:
+                        assert r.status_code == 503, r.text
+                        assert r.headers["retry-after"] == "1"
+                        assert r.headers["content-type"] == "application/problem+json"
+
+                await asyncio.gather(*(post(n) for n in range(40)))
+                assert len(acked) == 40
+                health = (await client.get("/health")).json()
+                assert health["status"] == "ok"
+
+                await database.stop()  # the database goes away under load
+                await asyncio.gather(*(post(n) for n in range(40, 80)))
+                assert statuses.count(503) > 0
+                assert (await client.get("/health")).json()["status"] == "degraded"
+
+                database = await start_embedded(pg_folder)  # ... and comes back
+                deadline = time.monotonic() + 60
+                n = 80
+                while time.monotonic() < deadline:
+                    await post(n)
+                    n += 1
+                    if statuses[-1] == 200:
+                        break
+                    await asyncio.sleep(0.5)
+                assert statuses[-1] == 200, "the server did not recover"
+                await asyncio.gather(*(post(m) for m in range(n, n + 20)))
+                assert (await client.get("/health")).json()["status"] == "ok"
+    finally:
+        await pool.close()
+
+    # A fresh process over the same journal: every acknowledged event is there, once.
+    pool = await create_pool(database.dsn)
+    try:
+        app = create_app(Settings(), load_floor(DEMO), journal=PostgresJournal(pool))
+        async with app.router.lifespan_context(app):
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://t", timeout=30) as client:
+                present = 0
+                for rnd in acked:
+                    r = await client.get(f"/v1/tables/T01/rounds/{rnd}", headers=OPERATOR)
+                    assert r.status_code == 200, rnd
+                total = Decimal(0)
+                for n in range(n + 20):
+                    r = await client.get(f"/v1/tables/T01/rounds/F{n}", headers=OPERATOR)
+                    if r.status_code == 200:
+                        present += 1
+                        total += sum(Decimal(b["contribution"]) for b in r.json()["boxes"])
+                assert present >= len(acked)
+                meter = (await client.get("/v1/links/stud/meters/major", headers=OPERATOR)).json()
+                assert Decimal(meter["value"]) == Decimal("10000.00") + total
+    finally:
+        await pool.close()
+        await database.stop()
