@@ -64,9 +64,11 @@ class Api:
         try:
             answer = self.client.request(method, path, json=body, params=query)
         except httpx.ConnectError:
-            raise Failed(f"cannot reach the jackpot server at {self.url} (is it running?)", 2)
+            raise Failed(
+                f"cannot reach the jackpot server at {self.url} (is it running?)", 2
+            ) from None
         except httpx.TransportError as error:
-            raise Failed(f"no answer from the jackpot server at {self.url}: {error}", 2)
+            raise Failed(f"no answer from the jackpot server at {self.url}: {error}", 2) from None
         if answer.is_success:
             return answer
         if answer.status_code == 404 and missing is not None:
@@ -83,12 +85,17 @@ class Api:
             return f"HTTP {answer.status_code}: {answer.text.strip()[:500]}"
         title = data.get("title") or answer.reason_phrase
         lines = [f"HTTP {answer.status_code} {title}"]
-        detail = data.get("detail")
-        if detail and detail != title:
+        detail = str(data.get("detail") or "")
+        problems = [
+            (".".join(str(part) for part in e.get("loc", [])), str(e.get("msg", "")))
+            for e in data.get("errors") or []
+            if isinstance(e, dict)
+        ]
+        # A 422's detail often repeats its errors: say each thing once.
+        repeated = bool(problems) and all(msg in detail for _, msg in problems)
+        if detail and detail != title and not repeated:
             lines[0] += f": {detail}"
-        for error in data.get("errors") or []:
-            loc = ".".join(str(part) for part in error.get("loc", []))
-            lines.append(f"  {loc}: {error.get('msg', '')}")
+        lines += [f"  {loc}: {msg}" for loc, msg in problems]
         if answer.status_code == 401 and not self.has_token:
             lines.append("  (no token: pass --token or set JACKPOT_TOKEN)")
         return "\n".join(lines)
@@ -118,22 +125,26 @@ def cell(value: Any) -> str:
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    """Plain aligned columns; a column of numbers (money, counts) is right-aligned."""
+    """Plain aligned columns: numbers (money, counts) right-aligned, text left-aligned.
+
+    A column of numbers (a "-" for none counts as one) has its header on the right too;
+    in a mixed column (the report's, one per meter) each cell keeps its own side.
+    """
     text = [[cell(v) for v in row] for row in rows]
     widths = [max([len(h), *(len(r[i]) for r in text)]) for i, h in enumerate(headers)]
     numeric = [
-        bool(text) and all(_NUMBER.fullmatch(r[i]) or r[i] == "-" for r in text)
+        bool(text) and all(r[i] == "-" or _NUMBER.fullmatch(r[i]) for r in text)
         for i in range(len(headers))
     ]
 
-    def line(values: Sequence[str]) -> str:
+    def line(values: Sequence[str], numbers: bool) -> str:
         parts = [
-            v.rjust(w) if right else v.ljust(w)
+            v.rjust(w) if right or (numbers and _NUMBER.fullmatch(v)) else v.ljust(w)
             for v, w, right in zip(values, widths, numeric, strict=True)
         ]
         return "  ".join(parts).rstrip()
 
-    return "\n".join([line(headers), *(line(r) for r in text)])
+    return "\n".join([line(headers, False), *(line(r, True) for r in text)])
 
 
 def fields(data: Mapping[str, Any]) -> str:
@@ -196,7 +207,7 @@ def floor_links(config: Path | None) -> list[str]:
     return links
 
 
-def change_answer(api: Api, args: argparse.Namespace, answer: httpx.Response) -> int:
+def change_answer(args: argparse.Namespace, answer: httpx.Response) -> int:
     """A supervisor's change: applied (200), or under dual control a proposal (202)."""
     if args.json:
         out(answer.text)
@@ -214,12 +225,12 @@ def change_answer(api: Api, args: argparse.Namespace, answer: httpx.Response) ->
 def set_seed(api: Api, args: argparse.Namespace) -> int:
     body = {"seed": args.amount, "reason": args.reason}
     answer = api.call("PUT", f"{meter_path(args)}/seed", body=body)
-    return change_answer(api, args, answer)
+    return change_answer(args, answer)
 
 
 def reset(api: Api, args: argparse.Namespace) -> int:
     answer = api.call("POST", f"{meter_path(args)}/reset", body={"reason": args.reason})
-    return change_answer(api, args, answer)
+    return change_answer(args, answer)
 
 
 def correct(api: Api, args: argparse.Namespace) -> int:
@@ -229,7 +240,7 @@ def correct(api: Api, args: argparse.Namespace) -> int:
     if args.no_reset:
         body["reset"] = False
     answer = api.call("POST", f"{meter_path(args)}/corrections", body=body)
-    return change_answer(api, args, answer)
+    return change_answer(args, answer)
 
 
 def meter_path(args: argparse.Namespace) -> str:
@@ -417,7 +428,7 @@ def add_parsers(subparsers: Any) -> None:
     p.add_argument("--link")
     window(p)
     p.add_argument("--limit", type=int)
-    p = add("report", "the reconciliation report: opening + flows = closing, per meter")
+    p = add("report", "the reconciliation: opening + flows = closing, per meter (exit 1 if not)")
     window(p)
     p.add_argument("--csv", action="store_true", help="print the server's CSV as it is")
 

@@ -23,7 +23,7 @@ from app.schemas import (
 )
 from app.service import Service
 from app.timefmt import parse_time
-from app.views import award_row, outcome_answer, round_view
+from app.views import award_row, meter_award, outcome_answer, round_view
 from app.writer import Writer
 from jackpot.errors import InvalidCommandError, UnknownError
 from jackpot.money import format_money, format_rate, parse_money
@@ -84,7 +84,8 @@ def router(writer: Writer, tokens: Tokens) -> APIRouter:
         wait: Annotated[int, Query(ge=0, le=60)] = 0,
     ) -> JSONResponse:
         tokens.reader(authorization, table)
-        service().floor.round(table, round)  # 404 before any waiting
+        if (table, round) not in service().floor.rounds:
+            return JSONResponse(await archived_round(writer, table, round))
         if wait:
             await writer.wait_final(table, round, float(wait))
         return JSONResponse(round_view(service(), table, round))
@@ -213,6 +214,23 @@ def router(writer: Writer, tokens: Tokens) -> APIRouter:
         return JSONResponse(report)
 
     return api
+
+
+async def archived_round(writer: Writer, table: str, round_id: str) -> dict[str, Any]:
+    """A round no longer kept in memory: its events' first answers, from the journal."""
+    view: dict[str, Any] = {"table": table, "round": round_id, "archived": True}
+    for kind in ("bets", "outcome", "void"):
+        row = await writer.journal.lookup(f"{table}|{round_id}|{kind}")
+        if row is not None and row.answer is not None:
+            view[kind] = orjson.loads(row.answer)
+    if "bets" not in view:
+        raise UnknownError(f"no bets were recorded for round {round_id!r} at table {table!r}")
+    view["state"] = "void" if "void" in view else "settled" if "outcome" in view else "open"
+    awards = [
+        a for a in writer.service.floor.awards.values() if (a.table, a.round) == (table, round_id)
+    ]
+    view["awards"] = [meter_award(a) for a in sorted(awards, key=lambda a: a.box)]
+    return view
 
 
 def meter_view(service: Service, link_id: str, meter_id: str) -> dict[str, Any]:

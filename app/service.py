@@ -28,7 +28,7 @@ from jackpot.commands import (
 )
 from jackpot.config import LinkConfig, Timing
 from jackpot.errors import StateConflictError, UnknownError
-from jackpot.floor import Floor, Result
+from jackpot.floor import FinalizeResult, Floor, Result
 from jackpot.money import Money, format_money
 from tables.bets import BetDecision, BoxBet, Draws, RandomSource, TableSettings, check_bets, draw
 from tables.cards import parse_card
@@ -51,6 +51,8 @@ class FloorConfig:
     tables: Mapping[str, TableConfig]
     # A supervisor's change is only a proposal until a different supervisor approves it.
     dual_control: bool = False
+    # Settled rounds stay in memory this long (then the journal answers for them).
+    retain_ms: int = 900_000
 
 
 @dataclass(slots=True)
@@ -68,11 +70,14 @@ class Service:
     config: FloorConfig
     floor: Floor = field(init=False)
     extras: dict[tuple[str, str], RoundExtras] = field(default_factory=dict)
+    # (table|round|kind) -> sha256 of the body, for the rounds in memory; the journal's
+    # unique key answers for older ones.
+    idem: dict[str, str] = field(default_factory=dict)
     proposals: dict[str, dict[str, Any]] = field(default_factory=dict)
     audit: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.floor = Floor(self.config.links, self.config.timing)
+        self.floor = Floor(self.config.links, self.config.timing, self.config.retain_ms)
 
     def table(self, table: str) -> TableConfig:
         try:
@@ -199,6 +204,11 @@ class Service:
         result = self.floor.apply(command)
         if kind in OPERATOR_KINDS:
             self._audit(entry, before, result)
+        if isinstance(result, FinalizeResult):
+            for table, round_id in result.pruned:
+                self.extras.pop((table, round_id), None)
+                for event in ("bets", "outcome", "void"):
+                    self.idem.pop(f"{table}|{round_id}|{event}", None)
         if entry["kind"] == "bets":
             self.extras[(entry["table"], entry["round"])] = RoundExtras(
                 boxes=list(entry["boxes"]), decisions=list(entry["decisions"]), draws=entry["draws"]

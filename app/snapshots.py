@@ -8,7 +8,7 @@ from app.service import RoundExtras, Service
 from jackpot import snapshot
 
 
-def dump_service(service: Service, idem: dict[str, str], seq: int, head: str) -> dict[str, Any]:
+def dump_service(service: Service, seq: int, head: str) -> dict[str, Any]:
     return {
         "seq": seq,
         "head": head,
@@ -17,7 +17,7 @@ def dump_service(service: Service, idem: dict[str, str], seq: int, head: str) ->
             [table, round_id, e.boxes, e.decisions, e.draws, e.hands]
             for (table, round_id), e in service.extras.items()
         ],
-        "idem": dict(idem),
+        "idem": dict(service.idem),
         "proposals": service.proposals,
         "audit": service.audit,
     }
@@ -27,11 +27,14 @@ def load_service(config: Any, state: dict[str, Any]) -> Service:
     service = Service(config)
     if not state:  # nothing durable yet: the empty floor
         return service
-    service.floor = snapshot.load(state["floor"], list(config.links), config.timing)
+    service.floor = snapshot.load(
+        state["floor"], list(config.links), config.timing, config.retain_ms
+    )
     service.extras = {
         (table, round_id): RoundExtras(boxes, decisions, draws, hands)
         for table, round_id, boxes, decisions, draws, hands in state["extras"]
     }
+    service.idem = dict(state["idem"])
     service.proposals = state["proposals"]
     service.audit = state["audit"]
     return service

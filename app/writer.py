@@ -21,13 +21,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from app.journal import Journal, JournalRow, JournalUnavailable
+from app.journal import DuplicateEntry, Journal, JournalRow, JournalUnavailable
 from app.service import Service
 from app.snapshots import dump_service, load_service
 from app.views import award_row, bets_answer, meters, outcome_answer, void_answer
+from jackpot.errors import JackpotError
 from jackpot.floor import FinalizeResult, OutcomeResult, VoidResult
 from jackpot.records import AwardRecord, ResetRecord
 from jackpot.snapshot import canonical_json
+from tables.errors import TablesError
 
 log = logging.getLogger("jackpot.writer")
 
@@ -86,7 +88,6 @@ class Writer:
     queue: asyncio.Queue[Submission] = field(init=False)
     seq: int = 0
     head: str = GENESIS
-    idem: dict[str, str] = field(default_factory=dict)  # idem key -> body sha256
     answers: OrderedDict[str, dict[str, Any]] = field(
         default_factory=OrderedDict
     )  # recent first answers
@@ -114,7 +115,6 @@ class Writer:
 
             state = json.loads(text)
             self.service = load_service(self.service.config, state)
-            self.idem = dict(state["idem"])
             self.seq, self.head = after, state["head"]
         replayed = 0
         async for row in self.journal.read(after):
@@ -212,10 +212,14 @@ class Writer:
 
     def _sleep_s(self) -> float | None:
         now = self.clock()
-        due = self.service.floor.due_at()
-        if any(link.timeline.heap for link in self.service.floor.links.values()):
+        floor = self.service.floor
+        due = floor.due_at()
+        if any(link.timeline.heap for link in floor.links.values()):
             periodic = self.last_finalize + self.finalize_every_ms
             due = periodic if due is None else min(due, periodic)
+        if floor.done:
+            prune = floor.done[0][0] + floor.retain_ms + 1
+            due = prune if due is None else min(due, prune)
         if due is None:
             return None
         return max(0.0, (due - now) / 1000)
@@ -233,14 +237,16 @@ class Writer:
         finalized: list[AwardRecord | ResetRecord] = []
         claimed: list[AwardRecord] = []
         links: set[str] = set()
+        refused: list[tuple[Submission, Exception]] = []
         for sub in batch:
             try:
                 outcome = self._one(sub, now, rows, claimed, links)
             except Exception as error:  # answered with its own status by the route
-                if not sub.future.done():
-                    sub.future.set_exception(error)
+                refused.append((sub, error))
                 continue
             done.append((sub, outcome))
+        if refused:
+            await self._answer_refused(refused)
         if self._finalize_due(now):
             # Finalising is itself an entry, with the server time: replay never reads
             # the clock (DESIGN.md, the watermark).
@@ -258,6 +264,9 @@ class Writer:
             return
         try:
             await self.journal.append(rows)
+        except DuplicateEntry as error:
+            await self._duplicate(error, [sub for sub, _ in done])
+            return
         except (JournalUnavailable, OSError) as error:
             self._rollback(error, [sub for sub, _ in done])
             return
@@ -286,9 +295,10 @@ class Writer:
         """Apply one request; returns how to answer it once its group is committed."""
         service = self.service
         key = sub.idem_key
-        body_sha = hashlib.sha256(canonical_json(sub.body).encode()).hexdigest() if key else None
-        if key is not None and key in self.idem:
-            if self.idem[key] != body_sha:
+        body_sha = _sha(sub.body) if key else None
+        idem = service.idem
+        if key is not None and key in idem:
+            if idem[key] != body_sha:
                 raise Conflict(
                     f"{sub.kind} of round {sub.round!r} was already posted with a different body"
                 )
@@ -308,7 +318,7 @@ class Writer:
         answer = self._answer(sub, result)
         rows.append(self._row(entry, key, body_sha, answer))
         if key is not None and body_sha is not None:
-            self.idem[key] = body_sha
+            idem[key] = body_sha
             self._remember(key, answer)
         if isinstance(result, OutcomeResult):
             claimed.extend(result.awards)
@@ -375,10 +385,12 @@ class Writer:
         )
 
     def _finalize_due(self, now: int) -> bool:
-        due = self.service.floor.due_at()
+        floor = self.service.floor
+        due = floor.due_at()
         if due is not None and now >= due:
             return True
-        floor = self.service.floor
+        if floor.done and floor.done[0][0] < now - floor.retain_ms:
+            return True  # settled rounds to prune
         pending = any(link.timeline.heap for link in floor.links.values())
         return pending and now - self.last_finalize >= self.finalize_every_ms
 
@@ -396,9 +408,58 @@ class Writer:
         self.resync = True
         self._refuse(error, subs)
 
+    async def _answer_refused(self, refused: list[tuple[Submission, Exception]]) -> None:
+        """A refused table event may be a late retry of one recorded for a round no longer
+        in memory (bets closed long ago, say): the journal has its first answer."""
+        for sub, error in refused:
+            row = None
+            if sub.idem_key is not None and isinstance(error, (JackpotError, TablesError)):
+                with contextlib.suppress(JournalUnavailable, OSError):
+                    row = await self.journal.lookup(sub.idem_key)
+            if sub.future.done():
+                continue
+            if row is None:
+                sub.future.set_exception(error)
+            elif row.body_sha256 != _sha(sub.body):
+                sub.future.set_exception(
+                    Conflict(
+                        f"{sub.kind} of round {sub.round!r} was "
+                        "already posted with a different body"
+                    )
+                )
+            else:
+                sub.future.set_result((200, _loads(row.answer or "{}")))
+
+    async def _duplicate(self, error: DuplicateEntry, subs: list[Submission]) -> None:
+        """The journal's unique key refused the group: one of its events was already
+        recorded, for a round no longer kept in memory (a late retry). Nothing of the
+        group was written. Answer those from the journal, and apply the others again."""
+        self._restore()
+        fresh: list[Submission] = []
+        try:
+            for sub in subs:
+                row = await self.journal.lookup(sub.idem_key) if sub.idem_key else None
+                if row is None:
+                    fresh.append(sub)
+                elif row.body_sha256 != _sha(sub.body):
+                    sub.future.set_exception(
+                        Conflict(
+                            f"{sub.kind} of round {sub.round!r} was "
+                            "already posted with a different body"
+                        )
+                    )
+                else:
+                    sub.future.set_result((200, _loads(row.answer or "{}")))
+        except (JournalUnavailable, OSError) as lost:
+            self._rollback(lost, [s for s in subs if not s.future.done()])
+            return
+        if len(fresh) == len(subs):  # not an idempotency key: the journal is ahead of us
+            self._rollback(error, subs)
+            return
+        await self._process(fresh)
+
     def _restore(self) -> None:
         self.service = load_service(self.service.config, self.base)
-        self.idem = dict(self.base["idem"])
         self.seq, self.head = self.base["seq"], self.base["head"]
         for row in self.since_base:
             self._replay(row)
@@ -425,17 +486,17 @@ class Writer:
     def _replay(self, row: JournalRow) -> None:
         self.service.apply(_loads(row.entry))
         if row.idem_key is not None and row.body_sha256 is not None:
-            self.idem[row.idem_key] = row.body_sha256
+            self.service.idem[row.idem_key] = row.body_sha256
         self.seq, self.head = row.seq, row.hash
 
     def _mark_durable(self) -> None:
         """Take the in-memory base to rebuild from if a commit fails."""
-        self.base = dump_service(self.service, self.idem, self.seq, self.head)
+        self.base = dump_service(self.service, self.seq, self.head)
         self.since_base = []
 
     def _snapshot(self) -> None:
         """Take a snapshot now (a consistent dump) and store it in the background."""
-        state = dump_service(self.service, self.idem, self.seq, self.head)
+        state = dump_service(self.service, self.seq, self.head)
         self.base, self.since_base = state, []
         text = canonical_json(state)
         seq, now = self.seq, self.clock()
@@ -486,6 +547,10 @@ def _win(award: AwardRecord) -> dict[str, object]:
         **({"amount": row["amount"]} if "amount" in row else {}),
         "dealt_at": row["dealt_at"],
     }
+
+
+def _sha(body: dict[str, Any]) -> str:
+    return hashlib.sha256(canonical_json(body).encode()).hexdigest()
 
 
 def _loads(text: str) -> dict[str, Any]:

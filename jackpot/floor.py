@@ -6,6 +6,7 @@ the same commands gives the same state (see `jackpot.snapshot`).
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -31,6 +32,7 @@ from jackpot.link import Link, applied_contribution, apply_event
 from jackpot.money import RATE_SCALE, Money
 from jackpot.records import (
     FINAL,
+    OPEN,
     PENDING,
     SETTLED,
     VOID,
@@ -67,6 +69,7 @@ class VoidResult:
 class FinalizeResult:
     finalized: tuple[AwardRecord | ResetRecord, ...]
     stale: tuple[RoundRecord, ...]  # rounds that just passed round_timeout
+    pruned: tuple[tuple[str, str], ...] = ()  # settled rounds no longer kept in memory
 
 
 Result = (
@@ -81,8 +84,16 @@ Result = (
 
 
 class Floor:
-    def __init__(self, links: Sequence[LinkConfig], timing: Timing) -> None:
+    def __init__(
+        self, links: Sequence[LinkConfig], timing: Timing, retain_ms: int = 900_000
+    ) -> None:
         self.timing = timing
+        # A round is kept this long after it is settled (no pending award) or void, then
+        # pruned from memory: the journal keeps it, and the state stays small however long
+        # the server runs. Longer than round_timeout, so no event of it can still arrive
+        # but a retry (answered from the journal).
+        self.retain_ms = max(retain_ms, timing.round_timeout_ms + timing.hold_ms)
+        self.done: deque[tuple[int, str, str]] = deque()  # (settled at, table, round)
         self.links: dict[str, Link] = {c.id: Link.new(c) for c in links}
         self.rounds: dict[tuple[str, str], RoundRecord] = {}
         self.awards: dict[str, AwardRecord] = {}
@@ -247,6 +258,8 @@ class Floor:
             rnd.awards.append(award_id)
         rnd.fixed = [FixedRecord(f) for f in cmd.fixed]
         rnd.state, rnd.outcome_at, rnd.outcome_late = SETTLED, now, timed_out
+        if not awards:
+            self.done.append((now, rnd.table, rnd.round))
         if link is not None:
             link.open_rounds.pop((rnd.table, rnd.round), None)
         return OutcomeResult(rnd, tuple(awards))
@@ -320,6 +333,7 @@ class Floor:
         whole = all(b.voided for b in rnd.boxes.values())
         if whole:
             rnd.state, rnd.void_reason = VOID, cmd.reason
+            self.done.append((self.now, rnd.table, rnd.round))
         if link is not None and (
             whole or not any(b.contributions and not b.voided for b in rnd.boxes.values())
         ):
@@ -380,7 +394,24 @@ class Floor:
                 award.meter_value = value_before
                 award.order, award.sequence, award.finalized_at = order, link.sequence, now
                 finalized.append(award)
-        return FinalizeResult(tuple(finalized), tuple(stale))
+        for record in finalized:
+            if isinstance(record, AwardRecord):
+                self.done.append((now, record.table, record.round))
+        return FinalizeResult(tuple(finalized), tuple(stale), self._prune())
+
+    def _prune(self) -> tuple[tuple[str, str], ...]:
+        """Drop rounds settled or void more than retain_ms ago (their awards stay)."""
+        pruned = []
+        while self.done and self.done[0][0] < self.now - self.retain_ms:
+            _, table, round_id = self.done.popleft()
+            rnd = self.rounds.get((table, round_id))
+            if rnd is None or rnd.state == OPEN:
+                continue
+            if any(self.awards[a].state == PENDING for a in rnd.awards):
+                continue  # pushed again when its awards become final
+            del self.rounds[(table, round_id)]
+            pruned.append((table, round_id))
+        return tuple(pruned)
 
     def due_at(self) -> int | None:
         """When the next pending award or reset could become final (server time)."""
@@ -466,6 +497,7 @@ class Floor:
         for fixed in rnd.fixed:
             fixed.voided = True
         rnd.state, rnd.void_reason = VOID, cmd.reason
+        self.done.append((self.now, rnd.table, rnd.round))
         if link is not None:
             link.open_rounds.pop((rnd.table, rnd.round), None)
 

@@ -9,6 +9,7 @@ journal after the latest one.
 from __future__ import annotations
 
 import json
+from collections import deque
 from dataclasses import fields
 from typing import Any
 
@@ -137,6 +138,7 @@ def dump(floor: Floor) -> dict[str, Any]:
         "resets": resets,
         "seed_changes": [_plain(c, ()) for c in floor.seed_changes],
         "corrections": [_plain(c, ()) for c in floor.corrections],
+        "done": [list(d) for d in floor.done],
         # Events are shared by the heap and the records: listed once, as "link:serial".
         "events": {name: _event(e) for name, e in sorted(events.items())},
     }
@@ -146,11 +148,13 @@ def _key(data: list[Any]) -> Key:
     return (int(data[0]), int(data[1]), int(data[2]), str(data[3]), int(data[4]), int(data[5]))
 
 
-def load(data: dict[str, Any], links: list[LinkConfig], timing: Timing) -> Floor:
+def load(
+    data: dict[str, Any], links: list[LinkConfig], timing: Timing, retain_ms: int = 900_000
+) -> Floor:
     """Rebuild a Floor from `dump` output, for the same link configuration."""
     if data.get("version") != VERSION:
         raise ValueError(f"snapshot version {data.get('version')!r} is not {VERSION}")
-    floor = Floor(links, timing)
+    floor = Floor(links, timing, retain_ms)
     floor.now = data["now"]
     # Serials are per link, so events are rebuilt per link from the references.
     raw_events: dict[str, list[Any]] = data["events"]
@@ -213,6 +217,7 @@ def load(data: dict[str, Any], links: list[LinkConfig], timing: Timing) -> Floor
         floor.resets[reset.id] = reset
     floor.seed_changes = [SeedChange(**c) for c in data["seed_changes"]]
     floor.corrections = [CorrectionRecord(**c) for c in data["corrections"]]
+    floor.done = deque((int(t), str(a), str(b)) for t, a, b in data["done"])
     return floor
 
 

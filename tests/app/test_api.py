@@ -215,3 +215,31 @@ async def test_seed_and_reset_need_supervisor(client: httpx.AsyncClient) -> None
 async def test_health(client: httpx.AsyncClient) -> None:
     r = await client.get("/health")
     assert r.status_code == 200 and r.json()["status"] == "ok"
+
+
+async def test_a_pruned_round_is_answered_from_the_journal(
+    client: httpx.AsyncClient, clock: Clock
+) -> None:
+    body = bets_body(clock, (1, "25.00", "1.00"))
+    first = await client.post("/v1/tables/T01/rounds/R1/bets", json=body, headers=T01)
+    outcome = {
+        "boxes": [{"box": 1, "dealt_at": clock.at(5), "cards": ["2S", "7H", "9D", "JC", "KS"]}]
+    }
+    await client.post("/v1/tables/T01/rounds/R1/outcome", json=outcome, headers=T01)
+    clock.now += 16 * 60_000  # past the 15 minutes settled rounds are kept in memory
+    await client.post(
+        "/v1/tables/T01/rounds/R2/bets", json=bets_body(clock, (1, "25.00", "1.00")), headers=T01
+    )
+    r = await client.get("/v1/tables/T01/rounds/R1", headers=T01)
+    assert r.status_code == 200 and r.json()["archived"] is True
+    assert r.json()["bets"] == first.json() and r.json()["state"] == "settled"
+    # A late retry is still answered once, from the journal's unique key ...
+    again = await client.post("/v1/tables/T01/rounds/R1/bets", json=body, headers=T01)
+    assert again.status_code == 200 and again.json() == first.json()
+    body["boxes"][0]["ante"] = "50.00"
+    assert (
+        await client.post("/v1/tables/T01/rounds/R1/bets", json=body, headers=T01)
+    ).status_code == 409
+    # ... and counted once.
+    meter = (await client.get("/v1/links/stud/meters/major", headers=OPERATOR)).json()
+    assert meter["value"] == "10000.50"

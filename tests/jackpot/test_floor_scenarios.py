@@ -268,3 +268,18 @@ def test_snapshot_round_trip_is_exact() -> None:
     f.apply(finalize(1_500))
     state = dump(f)
     assert dump(load(state, [stud_link()], TIMING)) == state
+
+
+def test_settled_rounds_are_pruned_after_retention_but_their_awards_stay() -> None:
+    f = Floor([stud_link()], TIMING, retain_ms=600_000)
+    f.apply(bets("T1", "R1", 0, 0, (1, "1.00")))
+    f.apply(outcome("T1", "R1", 1_000, (1, ROYAL, 500)))
+    f.apply(bets("T1", "R2", 2_000, 2_000, (1, "1.00")))  # still open: never pruned
+    f.apply(finalize(5_000))
+    assert f.apply(finalize(604_999)).pruned == ()  # type: ignore[union-attr]
+    result = f.apply(finalize(605_001))
+    assert result.pruned == (("T1", "R1"),)  # type: ignore[union-attr]
+    assert ("T1", "R1") not in f.rounds and ("T1", "R2") in f.rounds
+    assert f.awards["T1/R1/1/player"].amount == m("10000.25")
+    state = dump(f)
+    assert dump(load(state, [stud_link()], TIMING, 600_000)) == state

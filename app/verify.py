@@ -1,0 +1,581 @@
+"""The auditor's replay: the journal's hash chain, and every entry re-derived by the rules.
+
+`Verifier` takes journal rows one at a time, in seq order, into a fresh `Service` (no
+snapshot, no clock: nothing but the entries and the floor configuration) and checks:
+
+- the chain: seq gapless from 1, `hash = sha256(previous hash || entry text)`, the entry
+  text canonical (docs/journal.md), its kind, time, idempotency key and body hash;
+- the rules: bets re-decided from the boxes as posted (3.4, 3.8, 5.4), draws well-formed
+  (4.3-4.5), outcomes re-evaluated from the recorded cards (claims and fixed awards),
+  every entry applied, its answer rebuilt and compared with the one recorded (and given);
+- the money: after every entry each touched meter's ledger balances (contributions in =
+  awards out + meter + reserve - house funding), every final award is its share of the
+  meter's value at its instant rounded down to the cent and never above it (4.2, 4.5.1),
+  awards are final in event order (4.5.2), and every reset funds exactly its seed.
+
+Where a recorded derived field (decisions, claims, fixed awards) disagrees with the
+rules, the replay goes on with what the rules give, so that one wrong record is named
+once instead of corrupting every meter after it. Every disagreement is a `Discrepancy`:
+the entry, what was recorded, what the rules give.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import hashlib
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+import orjson
+
+from app.journal import Journal, JournalRow
+from app.operators import operator_answer
+from app.service import FloorConfig, Service
+from app.views import bets_answer, outcome_answer, void_answer
+from jackpot.errors import JackpotError
+from jackpot.floor import FinalizeResult, VoidResult
+from jackpot.meter import Meter
+from jackpot.money import CENT, RATE_SCALE, Money, format_exact
+from jackpot.records import AwardRecord, ResetRecord
+from jackpot.snapshot import canonical_json
+from tables.bets import BetDecision, BoxBet, TableSettings, check_bets
+from tables.cards import DECK
+from tables.errors import TablesError
+
+GENESIS = "0" * 64  # the previous hash of entry 1 (docs/journal.md)
+ROUND_KINDS = ("bets", "outcome", "void")  # a table's round events: keyed, with a body hash
+CARDS = frozenset(str(card) for card in DECK)
+ABSENT = "(absent)"
+DEMO_FLOOR = Path(__file__).parent / "demo" / "floor.toml"
+
+
+@dataclass(frozen=True, slots=True)
+class Discrepancy:
+    seq: int
+    kind: str
+    what: str
+    recorded: Any
+    expected: Any  # what the rules (or the chain) give
+
+
+@dataclass(frozen=True, slots=True)
+class MeterTotals:
+    link: str
+    meter: str
+    value: int
+    reserve: int
+    contributions: int  # to the meter and its reserve, net of voided ones
+    awards: int  # paid out of the meter: awards and hand-paid jackpots
+    house_funding: int  # first seed, reset shortfalls, reversals no longer held
+    corrections: int
+    balanced: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    entries: int
+    last_seq: int
+    head: str
+    kinds: dict[str, int]
+    rounds: int
+    void_rounds: int
+    meter_awards: int  # final
+    pending_awards: int
+    fixed_awards: int  # not voided
+    fixed_total: int
+    meters: tuple[MeterTotals, ...]
+    discrepancies: tuple[Discrepancy, ...]  # the first `keep` of them
+    discrepancy_count: int
+
+    @property
+    def ok(self) -> bool:
+        return self.discrepancy_count == 0
+
+
+Handler = Callable[[JournalRow, dict[str, Any]], Iterable[str]]
+
+
+class Verifier:
+    """Feed it every row in seq order, then ask for the `report`."""
+
+    def __init__(self, config: FloorConfig, *, keep: int = 1_000) -> None:
+        self.service = Service(config)
+        self.keep = keep
+        self.seq = 0
+        self.head = GENESIS
+        self.entries = 0
+        self.kinds: Counter[str] = Counter()
+        self.discrepancies: list[Discrepancy] = []
+        self.discrepancy_count = 0
+        self._all_links = tuple(link.id for link in config.links)
+        self._table_link = {t.id: t.link for t in config.tables.values()}
+        self._sequence = dict.fromkeys(self._all_links, 0)  # meter awards final per link
+        self._last_key: dict[str, tuple[int, int, int, str, int, int]] = {}
+        operator: Handler = self._operator
+        self._handlers: dict[str, Handler] = {
+            "bets": self._bets,
+            "outcome": self._outcome,
+            "void": self._void,
+            "finalize": self._finalize,
+            **{kind: operator for kind in ("seed", "reset", "correct")},
+            **{kind: operator for kind in ("propose", "approve", "reject")},
+        }
+
+    # -- one row -------------------------------------------------------------------
+
+    def feed(self, row: JournalRow) -> None:
+        self.entries += 1
+        if row.seq != self.seq + 1:
+            self._flag(row, "seq: the journal is gapless from 1", row.seq, self.seq + 1)
+        self.seq = row.seq
+        digest = hashlib.sha256((self.head + row.entry).encode()).hexdigest()
+        if digest != row.hash:
+            self._flag(row, "hash: sha256(previous hash || entry) is not the one recorded",
+                       row.hash, digest)  # fmt: skip
+        # Go on from the recorded hash: a changed entry is named once, not every row after.
+        self.head = row.hash
+        try:
+            entry = orjson.loads(row.entry)
+        except orjson.JSONDecodeError as error:
+            self._flag(row, f"entry: not JSON ({error})", row.entry, None)
+            return
+        if not isinstance(entry, dict):
+            self._flag(row, "entry: not a JSON object", entry, None)
+            return
+        if canonical_json(entry) != row.entry:
+            self._flag(row, "entry: not in canonical form", row.entry, canonical_json(entry))
+        kind = entry.get("kind")
+        self.kinds[str(kind)] += 1
+        if kind != row.kind:
+            self._flag(row, "kind: the row's and the entry's differ", row.kind, kind)
+        if entry.get("now") != row.recorded_at_ms:
+            self._flag(row, "now: the row's recorded_at and the entry's differ",
+                       row.recorded_at_ms, entry.get("now"))  # fmt: skip
+        handler = self._handlers.get(str(kind))
+        if handler is None:
+            self._flag(row, "kind: not an entry kind (docs/journal.md)", kind, None)
+            return
+        try:
+            self._check_key(row, entry)
+            links = handler(row, entry)
+        except (KeyError, TypeError, ValueError, JackpotError, TablesError) as error:
+            self._flag(row, f"entry: cannot be replayed ({error!r})", entry, None)
+            return
+        self._check_meters(row, links)
+
+    def _flag(self, row: JournalRow, what: str, recorded: Any, expected: Any) -> None:
+        self.discrepancy_count += 1
+        if len(self.discrepancies) < self.keep:
+            self.discrepancies.append(Discrepancy(row.seq, row.kind, what, recorded, expected))
+
+    def _check_key(self, row: JournalRow, entry: dict[str, Any]) -> None:
+        """A round event's idempotency key and the sha256 of its request body (the body
+        rebuilt from the entry: it holds the request as posted)."""
+        kind = entry["kind"]
+        key = body_sha = None
+        if kind in ROUND_KINDS:
+            key = f"{entry['table']}|{entry['round']}|{kind}"
+            if kind == "bets":
+                body = {"closed_at": entry["closed_at"], "boxes": entry["boxes"]}
+            elif kind == "outcome":
+                body = {"boxes": entry["boxes"], "dealer": entry["dealer"]}
+            else:
+                body = {"reason": entry["reason"], "boxes": entry["boxes"]}
+            body_sha = hashlib.sha256(canonical_json(body).encode()).hexdigest()
+        if row.idem_key != key:
+            self._flag(row, "idem_key: table|round|kind", row.idem_key, key)
+        if row.body_sha256 != body_sha:
+            self._flag(row, "body_sha256: of the request body in the entry", row.body_sha256,
+                       body_sha)  # fmt: skip
+
+    # -- entry kinds: each returns the links whose meters it may have changed --------
+
+    def _bets(self, row: JournalRow, entry: dict[str, Any]) -> Iterable[str]:
+        table, round_id = entry["table"], entry["round"]
+        settings = self.service.table(table).settings
+        decisions = entry["decisions"]
+        try:
+            bets = [
+                BoxBet(b["box"], Money(b["ante"]), Money(b["jackpot"]),
+                       Money(b["jackpot_dealer"]), b["player"])
+                for b in entry["boxes"]
+            ]  # fmt: skip
+            expected = [_decision(d) for d in check_bets(settings, bets)]
+        except TablesError as error:
+            self._flag(row, f"boxes: the rules refuse these bets ({error})", entry["boxes"], None)
+        else:
+            if expected != decisions:
+                self._differ(row, "decisions", decisions, expected)
+            decisions = expected
+        self._check_draws(row, settings, entry["draws"])
+        if self._apply(row, {**entry, "decisions": decisions}) is not None:
+            self._answer(row, bets_answer(self.service, table, round_id))
+        return self._links_of(table)
+
+    def _check_draws(self, row: JournalRow, settings: TableSettings, draws: Any) -> None:
+        """Draws are random: they cannot be recomputed, only checked to be possible."""
+        if not settings.game.draws:
+            if draws is not None:
+                self._flag(row, f"draws: {settings.game.id} draws nothing", draws, None)
+            return
+        well_formed = (
+            isinstance(draws, dict)
+            and set(draws) == {"magic_card", "lucky_box", "lucky_dealer"}
+            and draws["magic_card"] in CARDS  # 4.3: a card of the deck
+            and type(draws["lucky_box"]) is int  # 4.4: a box of the table
+            and 1 <= draws["lucky_box"] <= settings.boxes
+            and type(draws["lucky_dealer"]) is bool  # 4.4.1
+        )
+        if not well_formed:
+            self._flag(row, "draws: a card of the deck, a box of the table, lucky_dealer "
+                       "true or false (4.3-4.5)", draws, None)  # fmt: skip
+
+    def _outcome(self, row: JournalRow, entry: dict[str, Any]) -> Iterable[str]:
+        table, round_id = entry["table"], entry["round"]
+        body = {"boxes": entry["boxes"], "dealer": entry["dealer"]}
+        applied = entry
+        try:
+            # Re-evaluates every hand from its recorded cards, on the state at this point
+            # (the round's accepted wagers, its voided boxes, its draws).
+            expected = self.service.prepare_outcome(table, round_id, body, entry["now"])
+        except (TablesError, JackpotError) as error:
+            self._flag(row, f"outcome: the rules refuse it ({error})", body, None)
+        else:
+            for name in ("claims", "fixed"):
+                if expected[name] != entry[name]:
+                    self._differ(row, name, entry[name], expected[name])
+            applied = {**entry, "claims": expected["claims"], "fixed": expected["fixed"]}
+        if self._apply(row, applied) is not None:
+            # The answer as it was given: pending awards without amounts, as at that time.
+            self._answer(row, outcome_answer(self.service, table, round_id))
+        return self._links_of(table)
+
+    def _void(self, row: JournalRow, entry: dict[str, Any]) -> Iterable[str]:
+        table, round_id = entry["table"], entry["round"]
+        result = self._apply(row, entry)
+        if isinstance(result, VoidResult):
+            self._answer(row, void_answer(self.service, table, round_id, list(result.reversed)))
+        return self._links_of(table)
+
+    def _finalize(self, row: JournalRow, entry: dict[str, Any]) -> Iterable[str]:
+        result = self._apply(row, entry)
+        if row.answer is not None:
+            self._flag(row, "answer: a finalize entry answers no one", row.answer, None)
+        if isinstance(result, FinalizeResult):
+            self._check_finalized(row, result.finalized)
+        return self._all_links
+
+    def _operator(self, row: JournalRow, entry: dict[str, Any]) -> Iterable[str]:
+        result = self._apply(row, entry)
+        if result is not None:
+            self._answer(row, operator_answer(self.service, entry["kind"], result))
+        return self._all_links
+
+    # -- shared checks -------------------------------------------------------------
+
+    def _apply(self, row: JournalRow, entry: dict[str, Any]) -> Any:
+        try:
+            return self.service.apply(entry)
+        except (JackpotError, TablesError) as error:  # refused: the state is unchanged
+            self._flag(row, f"entry: the state at this point refuses it ({error})", entry, None)
+            return None
+
+    def _answer(self, row: JournalRow, expected: dict[str, Any]) -> None:
+        text = canonical_json(expected)
+        if text == row.answer:
+            return
+        recorded = None if row.answer is None else orjson.loads(row.answer)
+        path, was, should = first_difference(recorded, expected)
+        self._flag(row, f"answer{path}", was, should)
+
+    def _differ(self, row: JournalRow, name: str, recorded: Any, expected: Any) -> None:
+        path, was, should = first_difference(recorded, expected)
+        self._flag(row, f"{name}{path}: recorded, and as the rules give it", was, should)
+
+    def _links_of(self, table: str) -> tuple[str, ...]:
+        link = self._table_link.get(table)
+        return () if link is None else (link,)
+
+    def _check_meters(self, row: JournalRow, links: Iterable[str]) -> None:
+        """The ledger identity of every meter the entry may have changed (DESIGN.md: money
+        is conserved at every instant; a meter never goes negative)."""
+        for link_id in links:
+            link = self.service.floor.links[link_id]
+            for meter in link.meters:
+                if not meter.balanced() or meter.value < 0 or meter.reserve < 0:
+                    self._flag(row, f"meter {link_id}/{meter.config.id}: [value, reserve] "
+                               "against its flows", [meter.value, meter.reserve],
+                               list(by_flows(meter)))  # fmt: skip
+
+    def _check_finalized(
+        self, row: JournalRow, records: Iterable[AwardRecord | ResetRecord]
+    ) -> None:
+        orders: Counter[str] = Counter()
+        for record in records:
+            link, key = record.link, record.event.key
+            # 4.5.2: awards (and resets) become final in event order, on every link, ever.
+            last = self._last_key.get(link)
+            if last is not None and key <= last:
+                self._flag(row, f"order: {record.id} final after a later event", list(key),
+                           list(last))  # fmt: skip
+            self._last_key[link] = key
+            if isinstance(record, ResetRecord):
+                self._check_reset(row, record)
+                continue
+            orders[link] += 1
+            self._sequence[link] += 1
+            got = [record.order, record.sequence]
+            if got != [orders[link], self._sequence[link]]:
+                self._flag(row, f"award {record.id}: [order, sequence]", got,
+                           [orders[link], self._sequence[link]])  # fmt: skip
+            self._check_award(row, record)
+
+    def _check_award(self, row: JournalRow, award: AwardRecord) -> None:
+        value, amount = award.meter_value, award.amount
+        if value is None or amount is None:
+            self._flag(row, f"award {award.id}: final without value or amount", amount, None)
+            return
+        # 4.2: the share of the value at its instant, rounded down to the cent (the
+        # remainder stays in the meter); never more than the meter holds.
+        expected = value * award.share // RATE_SCALE // CENT * CENT
+        if amount != expected or not 0 <= amount <= value:
+            self._flag(row, f"award {award.id}: {award.share}/{RATE_SCALE} of the meter's "
+                       f"value {value} at its instant, in whole cents", amount, expected)  # fmt: skip
+        f = award.funding
+        if f is not None:
+            rest = value - amount
+            # A 100 % award resets the meter: the remainder counts toward the seed, the
+            # reserve and then the house fund the rest; a remainder above the seed stays.
+            need = max(0, f.seed - rest)
+            if (
+                f.to_reserve
+                or f.from_reserve + f.from_house != need
+                or min(f.from_reserve, f.from_house) < 0
+            ):
+                self._flag(row, f"award {award.id}: reset funding [from_reserve, from_house]",
+                           [f.from_reserve, f.from_house], need)  # fmt: skip
+
+    def _check_reset(self, row: JournalRow, reset: ResetRecord) -> None:
+        f, before = reset.funding, reset.value_before
+        if f is None or before is None:
+            self._flag(row, f"reset {reset.id}: final without funding", None, None)
+            return
+        # An operator reset: the value goes to the seed; a shortfall comes from the reserve
+        # then the house, an excess goes to the reserve.
+        if (
+            before + f.from_reserve + f.from_house - f.to_reserve != f.seed
+            or min(f.from_reserve, f.from_house, f.to_reserve) < 0
+        ):
+            self._flag(row, f"reset {reset.id}: value_before + from_reserve + from_house - "
+                       "to_reserve = seed", before + f.from_reserve + f.from_house
+                       - f.to_reserve, f.seed)  # fmt: skip
+
+    # -- the result ----------------------------------------------------------------
+
+    def report(self) -> Report:
+        floor = self.service.floor
+        meters = []
+        for link in floor.links.values():
+            for meter in link.meters:
+                meters.append(
+                    MeterTotals(
+                        link=link.id,
+                        meter=meter.config.id,
+                        value=meter.value,
+                        reserve=meter.reserve,
+                        contributions=meter.contributed,
+                        awards=meter.awarded,
+                        house_funding=meter.house_funded,
+                        corrections=meter.corrections,
+                        balanced=meter.balanced(),
+                    )
+                )
+        fixed = [f.award.amount for r in floor.rounds.values() for f in r.fixed if not f.voided]
+        states = Counter(a.state for a in floor.awards.values())
+        return Report(
+            entries=self.entries,
+            last_seq=self.seq,
+            head=self.head,
+            kinds=dict(self.kinds),
+            rounds=len(floor.rounds),
+            void_rounds=sum(1 for r in floor.rounds.values() if r.state == "void"),
+            meter_awards=states["final"],
+            pending_awards=states["pending"],
+            fixed_awards=len(fixed),
+            fixed_total=sum(fixed),
+            meters=tuple(meters),
+            discrepancies=tuple(self.discrepancies),
+            discrepancy_count=self.discrepancy_count,
+        )
+
+
+def _decision(d: BetDecision) -> dict[str, Any]:
+    """A decision as the journal records it (docs/journal.md, bets)."""
+    return {
+        "box": d.box, "status": d.status, "wager": d.wager, "dealer_wager": d.dealer_wager,
+        "reason": d.reason, "ante": d.ante, "player": d.player,
+    }  # fmt: skip
+
+
+def by_flows(meter: Meter) -> tuple[int, int]:
+    """(value, reserve) as the meter's cumulative flows give them (jackpot/meter.py)."""
+    value = (
+        meter.to_meter - meter.awarded + meter.reserve_funded + meter.house_seed
+        + meter.house_cover_meter - meter.reset_to_reserve + meter.corrections
+    )  # fmt: skip
+    reserve = (
+        meter.to_reserve - meter.reserve_funded + meter.reset_to_reserve
+        + meter.house_cover_reserve
+    )  # fmt: skip
+    return value, reserve
+
+
+def first_difference(recorded: Any, expected: Any, path: str = "") -> tuple[str, Any, Any]:
+    """Where two JSON values first differ: (path such as '.awards[0].amount', a, b)."""
+    if isinstance(recorded, dict) and isinstance(expected, dict):
+        for key in sorted(set(recorded) | set(expected)):
+            a, b = recorded.get(key, ABSENT), expected.get(key, ABSENT)
+            if a != b or type(a) is not type(b):
+                return first_difference(a, b, f"{path}.{key}")
+    elif isinstance(recorded, list) and isinstance(expected, list):
+        for i, (a, b) in enumerate(zip(recorded, expected, strict=False)):
+            if a != b or type(a) is not type(b):
+                return first_difference(a, b, f"{path}[{i}]")
+    return path, recorded, expected
+
+
+# -- reading a stored journal ---------------------------------------------------------------
+
+
+class ProgressBar:
+    """A textual progress bar on stderr, redrawn at most five times a second."""
+
+    def __init__(self, total: int, out: TextIO, width: int = 30) -> None:
+        self.total, self.out, self.width = total, out, width
+        self.start = self.shown = time.perf_counter()
+
+    def update(self, done: int, *, force: bool = False) -> None:
+        now = time.perf_counter()
+        if not force and now - self.shown < 0.2:
+            return
+        self.shown = now
+        part = done / self.total if self.total else 1.0
+        filled = min(self.width, int(self.width * part))
+        rate = done / max(now - self.start, 1e-9)
+        left = (self.total - done) / rate if rate else 0.0
+        bar = "#" * filled + "." * (self.width - filled)
+        self.out.write(
+            f"\rverifying [{bar}] {part:6.1%}  {done:,}/{self.total:,} entries"
+            f"  {rate:,.0f}/s  {left:,.0f} s left "
+        )
+        self.out.flush()
+
+    def close(self, done: int) -> None:
+        self.update(done, force=True)
+        self.out.write("\n")
+        self.out.flush()
+
+
+async def verify(
+    journal: Journal, config: FloorConfig, *, progress: bool, out: TextIO | None = None
+) -> Report:
+    """Replay the journal as it stands now, up to its last entry at the start (the server
+    may keep writing meanwhile: what comes after is for the next run)."""
+    last = await journal.last()
+    end = 0 if last is None else last.seq
+    verifier = Verifier(config)
+    bar = ProgressBar(end, out or sys.stderr) if progress and end else None
+    if end:
+        rows = journal.read(0)
+        async with contextlib.aclosing(rows):  # type: ignore[type-var]
+            async for row in rows:
+                verifier.feed(row)
+                if bar is not None and not verifier.entries % 2_048:
+                    bar.update(verifier.entries)
+                if row.seq >= end:
+                    break
+    if bar is not None:
+        bar.close(verifier.entries)
+    return verifier.report()
+
+
+# -- the command ---------------------------------------------------------------------------
+
+
+def format_report(report: Report, *, shown: int = 50) -> str:
+    lines = []
+    if not report.entries:
+        lines.append("journal: empty")
+    else:
+        lines.append(f"journal: {report.entries:,} entries, seq 1..{report.last_seq:,}")
+        lines.append(f"head hash: {report.head}")
+        kinds = ", ".join(f"{k} {n:,}" for k, n in sorted(report.kinds.items()))
+        lines.append(f"entries by kind: {kinds}")
+    lines.append(
+        f"rounds: {report.rounds:,} ({report.void_rounds:,} void); meter awards: "
+        f"{report.meter_awards:,} final, {report.pending_awards:,} pending; fixed awards: "
+        f"{report.fixed_awards:,} totalling {format_exact(report.fixed_total)}"
+    )
+    for m in report.meters:
+        lines.append(
+            f"link {m.link} meter {m.meter}: contributions {format_exact(m.contributions)}"
+            f"  awards {format_exact(m.awards)}  house funding {format_exact(m.house_funding)}"
+            f"  corrections {format_exact(m.corrections)}  value {format_exact(m.value)}"
+            f"  reserve {format_exact(m.reserve)}  {'balanced' if m.balanced else 'NOT BALANCED'}"
+        )
+    if report.ok:
+        lines.append("OK: the chain holds and every entry is as the rules give it")
+        return "\n".join(lines)
+    lines.append(f"FAILED: {report.discrepancy_count:,} discrepancies")
+    for d in report.discrepancies[:shown]:
+        lines.append(f"  seq {d.seq} ({d.kind}): {d.what}")
+        lines.append(f"      recorded: {_short(d.recorded)}")
+        lines.append(f"      rules:    {_short(d.expected)}")
+    if report.discrepancy_count > shown:
+        lines.append(f"  ... and {report.discrepancy_count - shown:,} more")
+    return "\n".join(lines)
+
+
+def _short(value: Any, limit: int = 300) -> str:
+    text = value if isinstance(value, str) else canonical_json(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def load_config(path: Path | None) -> FloorConfig:
+    """The floor file: --config, else JACKPOT_CONFIG, else the demo floor (as `serve`)."""
+    from app.floor import load_floor
+    from app.main import floor_config
+    from app.settings import Settings
+
+    config, _ = floor_config(load_floor(path or Settings().config or DEMO_FLOOR))
+    return config
+
+
+def main_verify(args: argparse.Namespace) -> int:
+    """`jackpot verify`: 0 when the journal verifies, 1 with discrepancies, 2 on bad input."""
+    from app.export import open_journal
+    from app.floor import FloorError
+
+    try:
+        config = load_config(args.config)
+    except FloorError as error:
+        print(f"the floor file is not valid:\n{error}", file=sys.stderr)
+        return 2
+    progress = getattr(args, "progress", None)
+    if progress is None:
+        progress = sys.stderr.isatty()
+
+    async def run() -> Report:
+        async with open_journal(args) as journal:
+            return await verify(journal, config, progress=progress)
+
+    report = asyncio.run(run())
+    print(format_report(report))
+    return 0 if report.ok else 1
