@@ -281,7 +281,7 @@ def changes(api: Api, args: argparse.Namespace) -> int:
 
 
 def audit(api: Api, args: argparse.Namespace) -> int:
-    params = {"from": args.start, "to": args.end, "limit": args.limit}
+    params = {"from": args.start, "to": args.end, "limit": args.limit, "offset": args.offset}
     answer = api.call("GET", "/v1/audit", params=params)
     if args.json:
         out(answer.text)
@@ -303,23 +303,24 @@ def audit(api: Api, args: argparse.Namespace) -> int:
 
 
 def awards(api: Api, args: argparse.Namespace) -> int:
-    params = {"link": args.link, "from": args.start, "to": args.end, "limit": args.limit}
+    params = {"link": args.link, "from": args.start, "to": args.end}
+    params |= {"limit": args.limit, "offset": args.offset}
     answer = api.call("GET", "/v1/awards", params=params)
     if args.json:
         out(answer.text)
         return 0
+    data = loads(answer.text)
     rows = [
         [
             a["id"], a["link"], a["table"], a["round"], a["box"], a.get("hand"), a.get("meter"),
             a.get("share"), a["state"], a.get("amount"), a.get("dealt_at"), a.get("finalized_at"),
         ]
-        for a in loads(answer.text)["awards"]
+        for a in data["awards"]
     ]  # fmt: skip
     headers = ["ID", "LINK", "TABLE", "ROUND", "BOX", "HAND", "METER", "SHARE", "STATE",
                "AMOUNT", "DEALT AT", "FINALIZED AT"]  # fmt: skip
     out(table(headers, rows))
-    if not rows:
-        out("(no awards)")
+    out(f"({len(rows)} of {data.get('total', len(rows))} awards)")
     return 0
 
 
@@ -392,6 +393,10 @@ def add_parsers(subparsers: Any) -> None:
         p.add_argument("--from", dest="start", metavar="TIME", help="RFC 3339, inclusive")
         p.add_argument("--to", dest="end", metavar="TIME", help="RFC 3339, exclusive")
 
+    def page(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--limit", type=int, help="at most this many rows (server default 100)")
+        p.add_argument("--offset", type=int, help="skip this many rows first")
+
     p = add("meters", "meters of a link, or of every link of the floor file")
     p.add_argument("link", nargs="?", metavar="LINK")
     p.add_argument(
@@ -423,11 +428,11 @@ def add_parsers(subparsers: Any) -> None:
     add("changes", "changes proposed under dual control")
     p = add("audit", "the audit log of operator actions")
     window(p)
-    p.add_argument("--limit", type=int)
-    p = add("awards", "meter awards, latest first")
+    page(p)
+    p = add("awards", "meter awards, latest dealt first")
     p.add_argument("--link")
     window(p)
-    p.add_argument("--limit", type=int)
+    page(p)
     p = add("report", "the reconciliation: opening + flows = closing, per meter (exit 1 if not)")
     window(p)
     p.add_argument("--csv", action="store_true", help="print the server's CSV as it is")
