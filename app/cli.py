@@ -13,6 +13,8 @@ from pathlib import Path
 
 import uvicorn
 
+from app import opcli
+
 DEMO_FLOOR = Path(__file__).parent / "demo" / "floor.toml"
 
 
@@ -37,10 +39,12 @@ def main(argv: list[str] | None = None) -> int:
         default="writer",
         help="display: serve displays only, relaying the writer's stream from REDIS_URL",
     )
+    opcli.add_parsers(sub)
     args = parser.parse_args(argv)
     if args.command == "serve":
         return serve_command(args)
-    return 2
+    code = opcli.run(args)
+    return 2 if code is None else code
 
 
 def serve_command(args: argparse.Namespace) -> int:
