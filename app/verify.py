@@ -43,7 +43,7 @@ from jackpot.errors import JackpotError
 from jackpot.floor import FinalizeResult, VoidResult
 from jackpot.meter import Meter
 from jackpot.money import CENT, RATE_SCALE, Money, format_exact
-from jackpot.records import AwardRecord, ResetRecord
+from jackpot.records import FINAL, PENDING, VOID, AwardRecord, CorrectionRecord, ResetRecord
 from jackpot.snapshot import canonical_json
 from tables.bets import BetDecision, BoxBet, TableSettings, check_bets
 from tables.cards import DECK
@@ -118,6 +118,9 @@ class Verifier:
         self._table_link = {t.id: t.link for t in config.tables.values()}
         self._sequence = dict.fromkeys(self._all_links, 0)  # meter awards final per link
         self._last_key: dict[str, tuple[int, int, int, str, int, int]] = {}
+        # Settled rounds are pruned from the state after a while (jackpot/floor.py): the
+        # counts are kept here, as the entries go by.
+        self.rounds = self.void_rounds = self.fixed_awards = self.fixed_total = 0
         operator: Handler = self._operator
         self._handlers: dict[str, Handler] = {
             "bets": self._bets,
@@ -191,6 +194,8 @@ class Verifier:
             body_sha = hashlib.sha256(canonical_json(body).encode()).hexdigest()
         if row.idem_key != key:
             self._flag(row, "idem_key: table|round|kind", row.idem_key, key)
+        elif key is not None and key in self.service.idem:
+            self._flag(row, f"idem_key: a second {kind} of this round", key, None)
         if row.body_sha256 != body_sha:
             self._flag(row, "body_sha256: of the request body in the entry", row.body_sha256,
                        body_sha)  # fmt: skip
@@ -216,6 +221,7 @@ class Verifier:
             decisions = expected
         self._check_draws(row, settings, entry["draws"])
         if self._apply(row, {**entry, "decisions": decisions}) is not None:
+            self.rounds += 1
             self._answer(row, bets_answer(self.service, table, round_id))
         return self._links_of(table)
 
@@ -253,14 +259,18 @@ class Verifier:
                     self._differ(row, name, entry[name], expected[name])
             applied = {**entry, "claims": expected["claims"], "fixed": expected["fixed"]}
         if self._apply(row, applied) is not None:
+            self._count_fixed(table, round_id, 1)
             # The answer as it was given: pending awards without amounts, as at that time.
             self._answer(row, outcome_answer(self.service, table, round_id))
         return self._links_of(table)
 
     def _void(self, row: JournalRow, entry: dict[str, Any]) -> Iterable[str]:
         table, round_id = entry["table"], entry["round"]
+        self._count_fixed(table, round_id, -1)
         result = self._apply(row, entry)
+        self._count_fixed(table, round_id, 1)
         if isinstance(result, VoidResult):
+            self.void_rounds += result.round.state == VOID
             self._answer(row, void_answer(self.service, table, round_id, list(result.reversed)))
         return self._links_of(table)
 
@@ -273,7 +283,17 @@ class Verifier:
         return self._all_links
 
     def _operator(self, row: JournalRow, entry: dict[str, Any]) -> Iterable[str]:
+        inner = entry.get("change", entry)  # dual control: the change proposed
+        if entry["kind"] == "approve":
+            inner = self.service.proposals.get(entry["id"], {}).get("change", {})
+        table, round_id = inner.get("table"), inner.get("round")
+        voids = inner.get("correction") == "void_round" and table and round_id
+        if voids:
+            self._count_fixed(table, round_id, -1)
         result = self._apply(row, entry)
+        if voids:
+            self._count_fixed(table, round_id, 1)
+            self.void_rounds += isinstance(result, CorrectionRecord)
         if result is not None:
             self._answer(row, operator_answer(self.service, entry["kind"], result))
         return self._all_links
@@ -282,10 +302,22 @@ class Verifier:
 
     def _apply(self, row: JournalRow, entry: dict[str, Any]) -> Any:
         try:
-            return self.service.apply(entry)
+            result = self.service.apply(entry)
         except (JackpotError, TablesError) as error:  # refused: the state is unchanged
             self._flag(row, f"entry: the state at this point refuses it ({error})", entry, None)
             return None
+        # As the writer does: the idempotency index of the rounds in memory (app/service.py).
+        if row.idem_key is not None and row.body_sha256 is not None:
+            self.service.idem[row.idem_key] = row.body_sha256
+        return result
+
+    def _count_fixed(self, table: str, round_id: str, sign: int) -> None:
+        """Add (sign 1) or take back (-1) the round's fixed awards that stand."""
+        rnd = self.service.floor.rounds.get((table, round_id))
+        if rnd is not None:
+            amounts = [f.award.amount for f in rnd.fixed if not f.voided]
+            self.fixed_awards += sign * len(amounts)
+            self.fixed_total += sign * sum(amounts)
 
     def _answer(self, row: JournalRow, expected: dict[str, Any]) -> None:
         text = canonical_json(expected)
@@ -397,19 +429,18 @@ class Verifier:
                         balanced=meter.balanced(),
                     )
                 )
-        fixed = [f.award.amount for r in floor.rounds.values() for f in r.fixed if not f.voided]
         states = Counter(a.state for a in floor.awards.values())
         return Report(
             entries=self.entries,
             last_seq=self.seq,
             head=self.head,
             kinds=dict(self.kinds),
-            rounds=len(floor.rounds),
-            void_rounds=sum(1 for r in floor.rounds.values() if r.state == "void"),
-            meter_awards=states["final"],
-            pending_awards=states["pending"],
-            fixed_awards=len(fixed),
-            fixed_total=sum(fixed),
+            rounds=self.rounds,
+            void_rounds=self.void_rounds,
+            meter_awards=states[FINAL],
+            pending_awards=states[PENDING],
+            fixed_awards=self.fixed_awards,
+            fixed_total=self.fixed_total,
             meters=tuple(meters),
             discrepancies=tuple(self.discrepancies),
             discrepancy_count=self.discrepancy_count,

@@ -1,0 +1,597 @@
+"""`jackpot verify` and `jackpot export`: a clean journal verifies, a changed entry is named.
+
+Histories are written by the real single writer (`Writer._process`, the step the writer
+task runs for every group of requests) with a clock the test moves, into the journal
+port (memory, and PostgreSQL for the store-level tests).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import hashlib
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.export import export_line
+from app.journal import JournalRow, MemoryJournal, PostgresJournal
+from app.service import FloorConfig, Service, TableConfig
+from app.snapshots import dump_service
+from app.verify import Report, Verifier, first_difference, format_report, main_verify, verify
+from app.writer import Submission, Writer
+from jackpot.config import LinkConfig, MeterConfig, Timing
+from jackpot.money import Money, parse_money, parse_rate
+from jackpot.snapshot import canonical_json
+from tables.bets import TableSettings
+from tables.cards import DECK
+from tables.games import game
+
+START = 1_800_000_000_000
+
+
+def m(text: str) -> Money:
+    return parse_money(text)
+
+
+def floor_config(*, dual_control: bool = False) -> FloorConfig:
+    stud = LinkConfig(
+        "stud",
+        (
+            MeterConfig("major", m("10000.00"), parse_rate("0.25"), parse_rate("0.05")),
+            # a low ceiling: contributions overflow to the reserve
+            MeterConfig("minor", m("500.00"), parse_rate("0.05"), parse_rate("0.01"), m("501.00")),
+        ),
+    )
+    tcp = LinkConfig(
+        "tcp", (MeterConfig("major", m("5000.00"), parse_rate("0.20"), parse_rate("0.05")),)
+    )
+    one = m("1.00")
+    tables = {
+        "T01": TableConfig("T01", "stud", TableSettings(game("casino_stud"), one, 7)),
+        "T02": TableConfig("T02", "stud", TableSettings(game("multi_link_casino_stud"), one, 7)),
+        "T03": TableConfig("T03", "tcp", TableSettings(game("three_card_poker"), one, 7)),
+        "T04": TableConfig("T04", "stud", TableSettings(game("singapore_stud"), one, 7)),
+        "T05": TableConfig("T05", None, TableSettings(game("western_stud"), m("0"), 7)),
+    }
+    return FloorConfig("SGD", Timing(), (stud, tcp), tables, dual_control)
+
+
+CONFIG = floor_config()
+HAND_SIZE = {"T01": 5, "T02": 5, "T03": 3, "T04": 5, "T05": 5}
+WINNERS = {
+    5: ("AS KS QS JS TS", "9H 8H 7H 6H 5H", "2C 2D 2H 2S 9C", "3D 3H 3S 8D 8H"),
+    3: ("AS KS QS", "AH KH QH", "5D 6D 7D", "9C 9D 9S"),
+}
+
+
+class Floor:
+    """The writer with a clock of our own; requests are grouped as they would arrive."""
+
+    def __init__(self, config: FloorConfig = CONFIG, journal: Any = None, seed: int = 1) -> None:
+        self.now = START
+        self.journal = journal if journal is not None else MemoryJournal()
+        self.writer = Writer(
+            Service(config), self.journal, clock=lambda: self.now, rng=random.Random(seed)
+        )
+        self.batch: list[Submission] = []
+
+    def submit(
+        self, kind: str, table: str | None, round_id: str | None, body: dict[str, Any],
+        by: str | None = None,
+    ) -> Submission:  # fmt: skip
+        future = asyncio.get_running_loop().create_future()
+        sub = Submission(kind, table, round_id, body, by, future)
+        self.batch.append(sub)
+        return sub
+
+    async def flush(self) -> None:
+        batch, self.batch = self.batch, []
+        await self.writer._process(batch)
+        for sub in batch:  # refused requests are part of a history too: not our concern
+            if sub.future.done() and not sub.future.cancelled():
+                sub.future.exception()
+
+    async def post(
+        self, kind: str, table: str | None, round_id: str | None, body: dict[str, Any],
+        by: str | None = None,
+    ) -> dict[str, Any]:  # fmt: skip
+        sub = self.submit(kind, table, round_id, body, by)
+        await self.flush()
+        return sub.future.result()[1]
+
+    async def later(self, ms: int) -> None:
+        """Time passes; the writer finalises what is due (its timer)."""
+        self.now += ms
+        await self.writer._process([])
+
+
+def box(n: int, ante: str = "10.00", jackpot: str = "1.00", dealer: str = "0",
+        player: str | None = None) -> dict[str, Any]:  # fmt: skip
+    return {"box": n, "ante": m(ante), "jackpot": m(jackpot), "jackpot_dealer": m(dealer),
+            "player": player}  # fmt: skip
+
+
+def hand(n: int, cards: str, dealt_at: int, folded: bool = False) -> dict[str, Any]:
+    return {"box": n, "dealt_at": dealt_at, "cards": cards.split(), "folded": folded}
+
+
+async def rows_of(journal: MemoryJournal) -> list[JournalRow]:
+    return [row async for row in journal.read(0)]
+
+
+def verify_rows(rows: list[JournalRow], config: FloorConfig = CONFIG) -> Verifier:
+    verifier = Verifier(config)
+    for row in rows:
+        verifier.feed(row)
+    return verifier
+
+
+# -- a small history with every kind of entry ---------------------------------------------
+
+
+async def small_history(floor: Floor) -> dict[str, int]:
+    """Returns the seq of a few entries the tamper tests change."""
+    t0 = floor.now
+    await floor.post("bets", "T01", "R1", {"closed_at": t0, "boxes": [box(1), box(2), box(3)]})
+    await floor.post("bets", "T03", "R1", {"closed_at": t0 + 5, "boxes": [box(1), box(2)]})
+    floor.now += 400
+    # T02's bets arrive after T01's outcome is already in: arrival order is not event order
+    royal = await floor.post(
+        "outcome", "T01", "R1",
+        {"boxes": [hand(1, "AS KS QS JS TS", t0 + 300), hand(2, "2C 3D 4D 7S 9C", t0 + 310),
+                   hand(3, "9H 8H 7H 6H 5H", t0 + 320)], "dealer": None},
+    )  # fmt: skip
+    await floor.post("bets", "T02", "R7", {"closed_at": t0 + 100, "boxes": [box(4), box(5)]})
+    await floor.post(
+        "outcome", "T03", "R1",
+        {"boxes": [hand(1, "AH KH QH", t0 + 350), hand(2, "2S 3D 5C", t0 + 360)], "dealer": None},
+    )
+    floor.now += 300
+    await floor.post(
+        "outcome", "T02", "R7",
+        {"boxes": [hand(4, "AD KD QD JD TD", t0 + 200), hand(5, "4C 4D 4H 4S 2D", t0 + 210,
+                                                             folded=True)], "dealer": None},
+    )  # fmt: skip
+    await floor.post(
+        "bets", "T04", "R1", {"closed_at": floor.now, "boxes": [box(1, "10.00", "2.00", "1.00")]}
+    )
+    await floor.post("bets", "T05", "R1", {"closed_at": floor.now, "boxes": [box(2, "5.00", "5.00")]})
+    await floor.post("void", "T04", "R1", {"reason": "misdeal (5.8)", "boxes": None})
+    await floor.post(
+        "outcome", "T05", "R1", {"boxes": [hand(2, "8S 6D 5C 3H 2D", floor.now)], "dealer": None}
+    )
+    await floor.post("seed", None, None,
+                     {"link": "stud", "meter": "major", "seed": m("12000.00"), "reason": "promo"},
+                     by="sam")  # fmt: skip
+    await floor.later(5_000)
+    await floor.post("reset", None, None, {"link": "stud", "meter": "minor", "reason": "audit"},
+                     by="sam")  # fmt: skip
+    await floor.post(
+        "correct", None, None,
+        {"correction": "adjust", "link": "tcp", "meter": "major", "amount": -m("3.00"),
+         "reset": True, "table": None, "round": None, "reason": "5.24"},
+        by="sam",
+    )  # fmt: skip
+    await floor.later(5_000)
+    rows = await rows_of(floor.journal)
+    seq = {
+        f"{json.loads(r.entry).get('table')}/{json.loads(r.entry).get('round')}/{r.kind}": r.seq
+        for r in rows
+    }
+    assert royal["awards"][0]["state"] == "pending"
+    return seq
+
+
+async def test_an_untouched_journal_verifies_and_replays_the_same_state() -> None:
+    floor = Floor()
+    await small_history(floor)
+    rows = await rows_of(floor.journal)
+    verifier = verify_rows(rows)
+    report = verifier.report()
+    assert report.ok, format_report(report)
+    assert (report.entries, report.head) == (floor.writer.seq, floor.writer.head)
+    assert report.meter_awards == 3  # T01 royal + straight flush, T02 royal (in deal order)
+    assert {"bets", "outcome", "void", "finalize", "seed", "reset", "correct"} <= set(
+        report.kinds
+    )
+    assert canonical_json(dump_service(verifier.service, 0, "")) == canonical_json(
+        dump_service(floor.writer.service, 0, "")
+    )
+    # verify() over the port gives the same report
+    assert await verify(floor.journal, CONFIG, progress=False) == report
+    text = format_report(report)
+    assert "OK" in text and report.head in text and "link stud meter major" in text
+
+
+def _tamper(rows: list[JournalRow], seq: int, change: Any, *, rechain: bool = False) -> None:
+    """Change one stored entry in place; with `rechain`, also forge every hash after it
+    (an insider who rewrote the chain): then only the rules can tell."""
+    i = seq - 1
+    entry = json.loads(rows[i].entry)
+    change(entry)
+    rows[i] = dataclasses.replace(rows[i], entry=canonical_json(entry))
+    if rechain:
+        head = rows[i - 1].hash if i else "0" * 64
+        for j in range(i, len(rows)):
+            head = hashlib.sha256((head + rows[j].entry).encode()).hexdigest()
+            rows[j] = dataclasses.replace(rows[j], hash=head)
+
+
+def _seqs(report: Report) -> set[int]:
+    return {d.seq for d in report.discrepancies}
+
+
+def _set_card(entry: dict[str, Any]) -> None:
+    entry["boxes"][0]["cards"][4] = "9S"  # the royal flush is now a straight flush
+
+
+def _set_ante(entry: dict[str, Any]) -> None:
+    entry["boxes"][1]["ante"] = 0  # box 2 had no ante: its jackpot wager is returned (5.4)
+
+
+def _set_dealt_at(entry: dict[str, Any]) -> None:
+    entry["boxes"][0]["dealt_at"] -= 250
+
+
+def _set_claim_share(entry: dict[str, Any]) -> None:
+    entry["claims"][0]["share"] = 10_000  # a straight flush claimed as 100 %
+
+
+@pytest.mark.parametrize(
+    ("target", "change", "what"),
+    [
+        ("T01/R1/outcome", _set_card, "claims"),
+        ("T01/R1/bets", _set_ante, "decisions"),
+        ("T02/R7/outcome", _set_dealt_at, "claims"),
+        ("T01/R1/outcome", _set_claim_share, "claims"),
+    ],
+)
+@pytest.mark.parametrize("rechain", [False, True])
+async def test_a_changed_entry_is_named_and_fails(
+    target: str, change: Any, what: str, rechain: bool
+) -> None:
+    floor = Floor()
+    seqs = await small_history(floor)
+    rows = await rows_of(floor.journal)
+    seq = seqs[target]
+    if change is _set_claim_share:
+        # the straight flush (box 3) is the second claim of T01's outcome
+        def change(entry: dict[str, Any]) -> None:
+            entry["claims"][1]["share"] = 10_000
+
+    _tamper(rows, seq, change, rechain=rechain)
+    report = verify_rows(rows).report()
+    assert not report.ok
+    first = report.discrepancies[0]
+    assert first.seq == seq  # nothing before it is blamed
+    whats = [d.what for d in report.discrepancies if d.seq == seq]
+    assert any(w.startswith("hash") for w in whats) != rechain
+    assert any(w.startswith(what) for w in whats), whats
+    assert f"seq {seq} (" in format_report(report)
+
+
+async def test_a_recorded_answer_that_the_rules_do_not_give_is_named() -> None:
+    floor = Floor()
+    seqs = await small_history(floor)
+    rows = await rows_of(floor.journal)
+    i = seqs["T01/R1/bets"] - 1
+    answer = json.loads(rows[i].answer or "")
+    answer["boxes"][0]["contribution"] = "0.35"
+    rows[i] = dataclasses.replace(rows[i], answer=canonical_json(answer))
+    report = verify_rows(rows).report()
+    assert [(d.seq, d.what, d.recorded, d.expected) for d in report.discrepancies] == [
+        (i + 1, "answer.boxes[0].contribution", "0.35", "0.30")
+    ]
+
+
+async def test_a_missing_entry_breaks_the_chain_at_the_next() -> None:
+    floor = Floor()
+    await small_history(floor)
+    rows = await rows_of(floor.journal)
+    del rows[3]
+    report = verify_rows(rows).report()
+    assert report.discrepancies[0].seq == 5
+    assert report.discrepancies[0].what.startswith("seq")
+
+
+async def test_dual_control_proposals_replay() -> None:
+    config = floor_config(dual_control=True)
+    floor = Floor(config)
+    change = {"kind": "seed", "link": "tcp", "meter": "major", "seed": m("6000.00"),
+              "reason": "promo"}  # fmt: skip
+    proposal = await floor.post("propose", None, None, {"change": change}, by="sam")
+    await floor.post("approve", None, None, {"id": proposal["id"]}, by="sue")
+    other = await floor.post("propose", None, None, {"change": {**change, "kind": "reset"}}, by="sam")
+    await floor.post("reject", None, None, {"id": other["id"], "reason": "no"}, by="sue")
+    report = verify_rows(await rows_of(floor.journal), config).report()
+    assert report.ok, format_report(report)
+    assert report.kinds == {"propose": 2, "approve": 1, "reject": 1}
+
+
+def test_first_difference_names_the_path() -> None:
+    assert first_difference({"a": [1, {"b": 2}]}, {"a": [1, {"b": 3}]}) == (".a[1].b", 2, 3)
+    assert first_difference({"a": 1}, {"a": 1, "c": 2}) == (".c", "(absent)", 2)
+    assert first_difference([1], [1, 2]) == ("", [1], [1, 2])
+
+
+# -- random histories ------------------------------------------------------------------------
+
+
+class History:
+    """A busy floor: rounds at five tables interleaved, outcomes out of deal order, voids
+    of rounds and boxes, late bets, seed changes, resets and corrections."""
+
+    def __init__(self, floor: Floor, rng: random.Random) -> None:
+        self.floor, self.rng = floor, rng
+        self.open: dict[str, tuple[str, int, list[dict[str, Any]]]] = {}
+        self.done: list[tuple[str, str, list[int]]] = []
+        self.rounds = 0
+
+    async def run(self, steps: int) -> None:
+        rng, floor = self.rng, self.floor
+        for _ in range(steps):
+            r = rng.random()
+            idle = [t for t in HAND_SIZE if t not in self.open]
+            if r < 0.35 and idle:
+                self.bets(rng.choice(idle))
+            elif r < 0.75 and self.open:
+                self.outcome(rng.choice(sorted(self.open)))
+            elif r < 0.83:
+                self.void()
+            elif r < 0.9:
+                self.operator()
+            floor.now += rng.choice((0, 1, 40, 300, 1_500, 2_500))
+            if rng.random() < 0.6:
+                await floor.flush()
+        await floor.flush()
+        await floor.later(200_000)  # every round done or stale: every award final
+
+    def bets(self, table: str) -> None:
+        rng, floor = self.rng, self.floor
+        self.rounds += 1
+        # mostly within the hold; sometimes late (more than 2 s after closing)
+        closed_at = floor.now - rng.choice((0, 0, 100, 1_500, 2_500, 20_000))
+        boxes = []
+        for n in sorted(rng.sample(range(1, 8), rng.randint(1, 5))):
+            ante = rng.choice(("10.00", "10.00", "10.00", "0"))
+            if table == "T04":
+                b = box(n, ante, rng.choice(("0", "1.00", "3.00")), rng.choice(("0", "0", "2.00")))
+            elif table == "T05":
+                b = box(n, ante, rng.choice(("0", "1.50", "10.00")) if ante != "0" else "0")
+            else:
+                b = box(n, ante, rng.choice(("0", "1.00", "1.00")), player=rng.choice((None, "p")))
+            boxes.append(b)
+        round_id = f"R{self.rounds}"
+        floor.submit("bets", table, round_id, {"closed_at": closed_at, "boxes": boxes})
+        self.open[table] = (round_id, closed_at, boxes)
+
+    def outcome(self, table: str) -> None:
+        rng, floor = self.rng, self.floor
+        round_id, closed_at, boxes = self.open.pop(table)
+        size = HAND_SIZE[table]
+        deck = [str(c) for c in DECK]
+        rng.shuffle(deck)
+        winner = rng.choice(boxes)["box"] if rng.random() < 0.4 else None
+        dealt = sorted(rng.randint(closed_at, max(closed_at, floor.now)) for _ in boxes)
+        hands = []
+        for b, at in zip(boxes, dealt, strict=True):
+            folded = rng.random() < 0.1
+            n = size - 1 if folded and table == "T05" else size
+            if b["box"] == winner:
+                cards = rng.choice(WINNERS[size]).split()
+                deck = [c for c in deck if c not in cards]
+            else:
+                cards = [deck.pop() for _ in range(n)]
+            hands.append({"box": b["box"], "dealt_at": at, "cards": cards[:n], "folded": folded})
+        dealer = None
+        if table == "T04":
+            dealer = {"cards": [deck.pop() for _ in range(5)], "dealt_at": dealt[-1]}
+        floor.submit("outcome", table, round_id, {"boxes": hands, "dealer": dealer})
+        self.done.append((table, round_id, [b["box"] for b in boxes]))
+
+    def void(self) -> None:
+        rng = self.rng
+        if self.open and rng.random() < 0.5:
+            table = rng.choice(sorted(self.open))
+            round_id, _, boxes = self.open[table]
+            numbers = [b["box"] for b in boxes]
+            if rng.random() < 0.6:
+                del self.open[table]
+        elif self.done:
+            table, round_id, numbers = rng.choice(self.done)
+        else:
+            return
+        some = None if rng.random() < 0.6 else rng.sample(numbers, 1)
+        self.floor.submit("void", table, round_id, {"reason": "5.19", "boxes": some})
+
+    def operator(self) -> None:
+        rng = self.rng
+        link, meter = rng.choice((("stud", "major"), ("stud", "minor"), ("tcp", "major")))
+        kind = rng.choice(("seed", "reset", "correct"))
+        body: dict[str, Any] = {"link": link, "meter": meter, "reason": "test"}
+        if kind == "seed":
+            body["seed"] = m(rng.choice(("400.00", "500.00", "9000.00", "12000.00")))
+        elif kind == "correct":
+            body.update(correction=rng.choice(("adjust", "hand_paid")), amount=m("2.00"),
+                        reset=rng.random() < 0.5, table=None, round=None)  # fmt: skip
+        self.floor.submit(kind, None, None, body, by="sam")
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.randoms(use_true_random=False), st.integers(20, 160))
+def test_random_histories_verify_clean(rng: random.Random, steps: int) -> None:
+    async def scenario() -> tuple[Floor, list[JournalRow]]:
+        floor = Floor(seed=rng.randrange(2**32))
+        await History(floor, rng).run(steps)
+        return floor, await rows_of(floor.journal)
+
+    floor, rows = asyncio.run(scenario())
+    verifier = verify_rows(rows)
+    report = verifier.report()
+    assert report.ok, format_report(report)
+    assert report.entries == floor.writer.seq and report.head == floor.writer.head
+    assert canonical_json(dump_service(verifier.service, 0, "")) == canonical_json(
+        dump_service(floor.writer.service, 0, "")
+    )
+
+
+async def test_a_long_random_history_verifies_clean_and_tampering_anywhere_is_named() -> None:
+    rng = random.Random(2026)
+    floor = Floor(seed=3)
+    history = History(floor, rng)
+    await history.run(3_000)
+    rows = await rows_of(floor.journal)
+    report = verify_rows(rows).report()
+    assert report.ok, format_report(report)
+    assert report.meter_awards > 10 and report.void_rounds > 10
+    assert report.kinds["finalize"] > 10 and report.kinds["seed"] and report.kinds["reset"]
+    outcomes = [r.seq for r in rows if r.kind == "outcome"]
+    for seq in rng.sample(outcomes, 5):
+        forged = list(rows)
+
+        def change(entry: dict[str, Any]) -> None:
+            entry["boxes"][0]["dealt_at"] += 1
+
+        _tamper(forged, seq, change)
+        assert _seqs(verify_rows(forged).report()) == {seq}
+
+
+# -- the stored journal: PostgreSQL, the CLI entry points, export ----------------------------
+
+
+FLOOR_TOML = """
+currency = "SGD"
+[[links]]
+id = "stud"
+  [[links.meters]]
+  id = "major"
+  seed = "10000.00"
+  rate = "0.25"
+  reserve_rate = "0.05"
+  [[links.meters]]
+  id = "minor"
+  seed = "500.00"
+  rate = "0.05"
+  reserve_rate = "0.01"
+  ceiling = "501.00"
+[[links]]
+id = "tcp"
+  [[links.meters]]
+  id = "major"
+  seed = "5000.00"
+  rate = "0.20"
+  reserve_rate = "0.05"
+"""
+GAMES = (("T01", "casino_stud", "stud"), ("T02", "multi_link_casino_stud", "stud"),
+         ("T03", "three_card_poker", "tcp"), ("T04", "singapore_stud", "stud"))  # fmt: skip
+
+
+@pytest.fixture
+def floor_file(tmp_path: Path) -> Path:
+    """The floor of these tests as a floor file (verify reads its rules from one)."""
+    text = FLOOR_TOML
+    for i, (table, name, link) in enumerate(GAMES):
+        text += (f'[[tables]]\nid = "{table}"\ngame = "{name}"\nlink = "{link}"\nboxes = 7\n'
+                 f'jackpot_wager = "1.00"\ntoken_sha256 = "{i:064x}"\n')  # fmt: skip
+    text += f'[[tables]]\nid = "T05"\ngame = "western_stud"\nboxes = 7\ntoken_sha256 = "{9:064x}"\n'
+    path = tmp_path / "floor.toml"
+    path.write_text(text)
+    return path
+
+
+def _write_to_postgres(dsn: str, floor_file: Path) -> dict[str, int]:
+    from app.verify import load_config
+
+    async def write() -> dict[str, int]:
+        pool = await asyncpg.create_pool(dsn, min_size=1, max_size=2)
+        try:
+            floor = Floor(load_config(floor_file), PostgresJournal(pool))
+            return await small_history(floor)
+        finally:
+            await pool.close()
+
+    return asyncio.run(write())
+
+
+def _args(dsn: str, floor_file: Path, **extra: Any) -> argparse.Namespace:
+    base = {"config": floor_file, "data_dir": None, "database_url": dsn, "progress": False,
+            "from_": None, "to": None, "output": None}  # fmt: skip
+    return argparse.Namespace(**{**base, **extra})
+
+
+def _execute(dsn: str, statement: str, *args: Any) -> None:
+    async def run() -> None:
+        connection = await asyncpg.connect(dsn)
+        try:
+            await connection.execute(statement, *args)
+        finally:
+            await connection.close()
+
+    asyncio.run(run())
+
+
+def test_verify_against_postgresql_names_an_entry_changed_in_the_store(
+    fresh_dsn: str, floor_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seqs = _write_to_postgres(fresh_dsn, floor_file)
+    assert main_verify(_args(fresh_dsn, floor_file, floor_file)) == 0
+    out = capsys.readouterr().out
+    assert "OK" in out and "link stud meter major" in out
+    seq = seqs["T01/R1/outcome"]
+    # A card changed in the store, as an insider with SQL access would.
+    _execute(fresh_dsn, "UPDATE journal SET entry = replace(entry, '\"TS\"', '\"9S\"') "
+             "WHERE seq = $1", seq)  # fmt: skip
+    assert main_verify(_args(fresh_dsn, floor_file, floor_file)) == 1
+    out = capsys.readouterr().out
+    assert f"seq {seq} (outcome): hash" in out
+    assert f"seq {seq} (outcome): claims" in out and "FAILED" in out
+
+
+def test_export_writes_the_period_with_hashes_that_recompute(
+    fresh_dsn: str, floor_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from app.export import main_export
+    from app.timefmt import format_time
+
+    _write_to_postgres(fresh_dsn, floor_file)
+    whole = tmp_path / "all.jsonl"
+    assert main_export(_args(fresh_dsn, floor_file, output=whole)) == 0
+    lines = [json.loads(line) for line in whole.read_text().splitlines()]
+    assert [x["seq"] for x in lines] == list(range(1, len(lines) + 1))
+    prev = "0" * 64
+    for line in lines:
+        # docs/journal.md: the canonical encoding of `entry` gives back the hashed bytes
+        text = json.dumps(line["entry"], sort_keys=True, separators=(",", ":"),
+                          ensure_ascii=False)  # fmt: skip
+        assert line["prev_hash"] == prev
+        assert hashlib.sha256((prev + text).encode()).hexdigest() == line["hash"]
+        prev = line["hash"]
+    assert list(lines[0]) == ["seq", "recorded_at", "kind", "idem_key", "body_sha256", "entry",
+                              "answer", "hash", "prev_hash"]  # fmt: skip
+    # a period: [from, to) on recorded_at
+    start = format_time(START + 400)
+    end = format_time(START + 700)
+    part = tmp_path / "part.jsonl"
+    assert main_export(_args(fresh_dsn, floor_file, from_=start, to=end, output=part)) == 0
+    chosen = [json.loads(line) for line in part.read_text().splitlines()]
+    expected = [x for x in lines if start <= x["recorded_at"] < end]
+    assert chosen == expected and 0 < len(chosen) < len(lines)
+    assert f"{len(chosen)} entries exported" in capsys.readouterr().err
+    assert main_export(_args(fresh_dsn, floor_file, from_="yesterday")) == 2
+
+
+def test_export_line_of_a_row() -> None:
+    row = JournalRow(1, START, "finalize", None, None, '{"kind":"finalize","now":1}', None, "ab")
+    assert json.loads(export_line(row, "0" * 64)) == {
+        "seq": 1, "recorded_at": "2027-01-15T08:00:00.000Z", "kind": "finalize",
+        "idem_key": None, "body_sha256": None, "entry": {"kind": "finalize", "now": 1},
+        "answer": None, "hash": "ab", "prev_hash": "0" * 64,
+    }  # fmt: skip
