@@ -380,16 +380,14 @@ class History:
         deck = [str(c) for c in DECK]
         rng.shuffle(deck)
         winner = rng.choice(boxes)["box"] if rng.random() < 0.4 else None
+        winning = rng.choice(WINNERS[size]).split()
+        deck = [c for c in deck if c not in winning]
         dealt = sorted(rng.randint(closed_at, max(closed_at, floor.now)) for _ in boxes)
         hands = []
         for b, at in zip(boxes, dealt, strict=True):
             folded = rng.random() < 0.1
             n = size - 1 if folded and table == "T05" else size
-            if b["box"] == winner:
-                cards = rng.choice(WINNERS[size]).split()
-                deck = [c for c in deck if c not in cards]
-            else:
-                cards = [deck.pop() for _ in range(n)]
+            cards = winning if b["box"] == winner else [deck.pop() for _ in range(n)]
             hands.append({"box": b["box"], "dealt_at": at, "cards": cards[:n], "folded": folded})
         dealer = None
         if table == "T04":
@@ -542,14 +540,14 @@ def test_verify_against_postgresql_names_an_entry_changed_in_the_store(
     fresh_dsn: str, floor_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     seqs = _write_to_postgres(fresh_dsn, floor_file)
-    assert main_verify(_args(fresh_dsn, floor_file, floor_file)) == 0
+    assert main_verify(_args(fresh_dsn, floor_file)) == 0
     out = capsys.readouterr().out
     assert "OK" in out and "link stud meter major" in out
     seq = seqs["T01/R1/outcome"]
     # A card changed in the store, as an insider with SQL access would.
     _execute(fresh_dsn, "UPDATE journal SET entry = replace(entry, '\"TS\"', '\"9S\"') "
              "WHERE seq = $1", seq)  # fmt: skip
-    assert main_verify(_args(fresh_dsn, floor_file, floor_file)) == 1
+    assert main_verify(_args(fresh_dsn, floor_file)) == 1
     out = capsys.readouterr().out
     assert f"seq {seq} (outcome): hash" in out
     assert f"seq {seq} (outcome): claims" in out and "FAILED" in out
@@ -595,3 +593,44 @@ def test_export_line_of_a_row() -> None:
         "idem_key": None, "body_sha256": None, "entry": {"kind": "finalize", "now": 1},
         "answer": None, "hash": "ab", "prev_hash": "0" * 64,
     }  # fmt: skip
+
+
+def test_verify_joins_the_embedded_server_under_data_dir_while_it_runs(
+    pg_folder: Path, floor_file: Path
+) -> None:
+    """In a process of its own, as `jackpot verify --data-dir` runs beside the server."""
+    import os
+    import subprocess
+    import sys
+
+    from app.database import migrate, start_embedded
+    from tests.conftest import run_blocking
+
+    embedded = run_blocking(start_embedded(pg_folder))  # the server's PostgreSQL
+    try:
+        run_blocking(migrate(embedded.dsn))
+        _write_to_postgres(embedded.dsn, floor_file)
+        code = (
+            "import argparse, sys; from pathlib import Path; from app.verify import main_verify;"
+            f" sys.exit(main_verify(argparse.Namespace(config=Path({str(floor_file)!r}),"
+            f" data_dir=Path({str(pg_folder)!r}), database_url=None, progress=True)))"
+        )
+        env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+        root = Path(__file__).resolve().parents[2]
+        done = subprocess.run(
+            [sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True,
+            timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "OK" in done.stdout and "verifying [" in done.stderr
+        run_blocking(_ping(embedded.dsn))  # verify left the server's PostgreSQL running
+    finally:
+        run_blocking(embedded.stop())
+
+
+async def _ping(dsn: str) -> None:
+    connection = await asyncpg.connect(dsn)
+    try:
+        assert await connection.fetchval("SELECT count(*) FROM journal") > 10
+    finally:
+        await connection.close()
