@@ -180,17 +180,21 @@ class RequestContextMiddleware:
         try:
             await self.app(scope, receive, send_with_id)
         except Exception:
-            # Starlette's ServerErrorMiddleware, outside this one, answers it with a 500.
-            status = status or 500
+            # Starlette's ServerErrorMiddleware, outside this one, answers it with a 500,
+            # and uvicorn logs the traceback in this same task (one task per request):
+            # the context stays set so that line carries the request id and the table.
+            self._done(scope, status or 500, started)
             raise
-        finally:
-            if status and self.metrics is not None:
-                self.metrics.response(status)
-            if self.access_log:
-                _access(scope, status, started)
-            request_id.reset(tokens[0])
-            table.reset(tokens[1])
-            round_id.reset(tokens[2])
+        self._done(scope, status, started)
+        request_id.reset(tokens[0])
+        table.reset(tokens[1])
+        round_id.reset(tokens[2])
+
+    def _done(self, scope: Scope, status: int, started: float) -> None:
+        if status and self.metrics is not None:
+            self.metrics.response(status)
+        if self.access_log:
+            _access(scope, status, started)
 
 
 def _request_id(headers: list[tuple[bytes, bytes]]) -> str:

@@ -15,7 +15,8 @@ prometheus_client's global one: a test may build several apps in one process):
 An event's outcome is only known once its group is committed: `applied` and `retry`
 *stage* it; `commit` (the group is durable) or `settle` (nothing needed committing)
 count what was staged; `unavailable` drops it and counts the group's requests as
-refused with a 503. So `accepted` never counts an event that was not recorded.
+refused with a 503; `discard` drops it when the writer applies the group again. So
+`accepted` never counts an event that was not recorded, nor one twice.
 """
 
 from __future__ import annotations
@@ -164,10 +165,15 @@ class Metrics:
 
     def unavailable(self, requests: Iterable[tuple[str, str | None]]) -> None:
         """The group was not recorded: every (kind, table) in it gets a 503."""
-        self._staged.clear()
-        self._staged_late.clear()
+        self.discard()
         for kind, table in requests:
             self.event(kind, table, "unavailable")
+
+    def discard(self) -> None:
+        """The group was not recorded and will be applied again (the writer rebuilt its
+        state): forget what was staged; the second attempt stages its own."""
+        self._staged.clear()
+        self._staged_late.clear()
 
     def response(self, status: int) -> None:
         """One HTTP answer (RequestContextMiddleware)."""
@@ -210,7 +216,9 @@ class Metrics:
             for link, state in floor.links.items():
                 # open_rounds keeps a stale round until its outcome or void; it no longer
                 # holds the watermark (jackpot.link.watermark_at).
-                flagged = sum(1 for key in state.open_rounds if floor.rounds[key].stale)
+                flagged = sum(
+                    1 for key in state.open_rounds if getattr(floor.rounds.get(key), "stale", False)
+                )
                 counts[(link,)] = flagged if stale else len(state.open_rounds) - flagged
             return counts
 

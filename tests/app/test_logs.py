@@ -1,0 +1,145 @@
+"""Structured logs: JSON lines or text, with the request id, table and round of the request."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import AsyncIterator, Iterator
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse
+
+from app.logs import RequestContextMiddleware, configure
+from app.metrics import Metrics
+
+log = logging.getLogger("jackpot.test")
+
+
+@pytest.fixture
+def restore_logging() -> Iterator[None]:
+    """configure() replaces the root logger's handlers: put pytest's back afterwards."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    uvicorn = {
+        name: (list(logging.getLogger(name).handlers), logging.getLogger(name).propagate)
+        for name in ("uvicorn", "uvicorn.error", "uvicorn.access")
+    }
+    yield
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    for handler in handlers:
+        root.addHandler(handler)
+    root.setLevel(level)
+    for name, (saved, propagate) in uvicorn.items():
+        logger = logging.getLogger(name)
+        logger.handlers[:] = saved
+        logger.propagate = propagate
+
+
+def build(*, access_log: bool = False, metrics: Metrics | None = None) -> FastAPI:
+    app = FastAPI()
+
+    @app.post("/v1/tables/{table}/rounds/{round}/bets")
+    async def bets(table: str, round: str) -> JSONResponse:
+        log.info("bets received")
+        return JSONResponse({"ok": True})
+
+    @app.get("/v1/links/{link}")
+    async def link(link: str) -> JSONResponse:
+        log.warning("link read", extra={"link": link})
+        return JSONResponse({"link": link})
+
+    @app.get("/boom")
+    async def boom() -> JSONResponse:
+        raise RuntimeError("a bug")
+
+    app.add_middleware(RequestContextMiddleware, access_log=access_log, metrics=metrics)
+    return app
+
+
+@pytest.fixture
+async def client() -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=build(), raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
+        yield c
+
+
+def lines(stream: io.StringIO) -> list[dict[str, object]]:
+    return [json.loads(line) for line in stream.getvalue().splitlines()]
+
+
+@pytest.mark.usefixtures("restore_logging")
+async def test_json_lines_carry_request_id_table_and_round(client: httpx.AsyncClient) -> None:
+    stream = io.StringIO()
+    configure(json=True, level="info", stream=stream)
+    r = await client.post("/v1/tables/T01/rounds/R1001/bets", headers={"X-Request-Id": "till-7"})
+    assert r.headers["x-request-id"] == "till-7"
+    [line] = [x for x in lines(stream) if x["logger"] == "jackpot.test"]
+    assert line["message"] == "bets received" and line["level"] == "info"
+    assert (line["request_id"], line["table"], line["round"]) == ("till-7", "T01", "R1001")
+    assert str(line["time"]).endswith("Z") and len(str(line["time"])) == 24
+
+
+@pytest.mark.usefixtures("restore_logging")
+async def test_a_request_id_is_made_when_none_or_a_bad_one_is_given(
+    client: httpx.AsyncClient,
+) -> None:
+    stream = io.StringIO()
+    configure(json=True, level="info", stream=stream)
+    made = (await client.get("/v1/links/stud")).headers["x-request-id"]
+    assert len(made) == 16 and int(made, 16) >= 0
+    bad = await client.get("/v1/links/stud", headers={"X-Request-Id": "a b\tc" + "x" * 200})
+    assert len(bad.headers["x-request-id"]) == 16
+    first, second = [x for x in lines(stream) if x["logger"] == "jackpot.test"]
+    assert first["request_id"] == made and first["link"] == "stud"  # extra= fields too
+    assert "table" not in first  # not a table's path
+
+
+@pytest.mark.usefixtures("restore_logging")
+async def test_the_context_ends_with_the_request(client: httpx.AsyncClient) -> None:
+    stream = io.StringIO()
+    configure(json=True, level="info", stream=stream)
+    await client.post("/v1/tables/T01/rounds/R1/bets")
+    log.info("between requests")
+    last = lines(stream)[-1]
+    assert last["message"] == "between requests"
+    assert "request_id" not in last and "table" not in last
+
+
+@pytest.mark.usefixtures("restore_logging")
+async def test_text_lines_for_a_terminal(client: httpx.AsyncClient) -> None:
+    stream = io.StringIO()
+    configure(json=False, level="info", stream=stream)
+    await client.post("/v1/tables/T02/rounds/R9/bets", headers={"X-Request-Id": "abc"})
+    text = stream.getvalue()
+    assert "INFO  jackpot.test  bets received  [T02/R9 req=abc]" in text
+
+
+@pytest.mark.usefixtures("restore_logging")
+async def test_no_access_log_unless_asked() -> None:
+    for access_log, expected in ((False, 0), (True, 1)):
+        stream = io.StringIO()
+        configure(json=True, level="info", stream=stream)
+        app = build(access_log=access_log)
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://test"
+        ) as c:
+            await c.post("/v1/tables/T01/rounds/R1/bets")
+        access = [x for x in lines(stream) if x["logger"] == "jackpot.access"]
+        assert len(access) == expected
+    assert access[0]["status"] == 200 and access[0]["path"] == "/v1/tables/T01/rounds/R1/bets"
+    assert access[0]["table"] == "T01"
+
+
+async def test_answers_are_counted_by_status_errors_too() -> None:
+    metrics = Metrics(process=False)
+    app = build(metrics=metrics)
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
+        assert (await c.post("/v1/tables/T01/rounds/R1/bets")).status_code == 200
+        assert (await c.get("/nowhere")).status_code == 404
+        assert (await c.get("/boom")).status_code == 500
+    assert metrics.responses == {200: 1, 404: 1, 500: 1}
