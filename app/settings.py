@@ -40,6 +40,6 @@ class Settings(BaseSettings):
     # Group commit: the writer appends at most this many journal entries per transaction.
     commit_max_batch: int = Field(default=512, ge=1)
     # A snapshot of the floor's state every this many journal entries (bounds replay time).
-    snapshot_every: int = Field(default=50_000, ge=1)
+    snapshot_every: int = Field(default=20_000, ge=1)
     # None: displays need no token (DESIGN.md "Who may do what").
     display_token: str | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from app.service import RoundExtras, Service
@@ -25,7 +26,7 @@ def dump_service(service: Service, seq: int, head: str) -> dict[str, Any]:
 
 def load_service(config: Any, state: dict[str, Any]) -> Service:
     service = Service(config)
-    if not state:  # nothing durable yet: the empty floor
+    if "floor" not in state:  # nothing durable yet: the empty floor
         return service
     service.floor = snapshot.load(
         state["floor"], list(config.links), config.timing, config.retain_ms
@@ -35,6 +36,7 @@ def load_service(config: Any, state: dict[str, Any]) -> Service:
         for table, round_id, boxes, decisions, draws, hands in state["extras"]
     }
     service.idem = dict(state["idem"])
-    service.proposals = state["proposals"]
-    service.audit = state["audit"]
+    # Copies: the state dict may be kept as the writer's base to rebuild from.
+    service.proposals = copy.deepcopy(state["proposals"])
+    service.audit = list(state["audit"])
     return service

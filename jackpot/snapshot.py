@@ -200,7 +200,8 @@ def load(
             FixedRecord(FixedAward(f[0], f[1], f[2], Money(f[3]), f[4], f[5]), f[6])
             for f in rd["fixed"]
         ]
-        plain = {k: v for k, v in rd.items() if k not in ("boxes", "fixed", "event")}
+        plain = {k: v for k, v in rd.items() if k not in ("boxes", "fixed", "event", "awards")}
+        plain["awards"] = list(rd["awards"])  # a copy: the data may be kept and reloaded
         rnd = RoundRecord(boxes=boxes, fixed=fixed, event=event(rd["link"], rd["event"]), **plain)
         floor.rounds[(rnd.table, rnd.round)] = rnd
     for ad in data["awards"]:
