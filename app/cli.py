@@ -13,7 +13,7 @@ from pathlib import Path
 
 import uvicorn
 
-from app import opcli
+from app import opcli, simulate
 
 DEMO_FLOOR = Path(__file__).parent / "demo" / "floor.toml"
 
@@ -40,9 +40,12 @@ def main(argv: list[str] | None = None) -> int:
         help="display: serve displays only, relaying the writer's stream from REDIS_URL",
     )
     opcli.add_parsers(sub)
+    simulate.add_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "serve":
         return serve_command(args)
+    if args.command == "simulate":
+        return simulate.run(args)
     code = opcli.run(args)
     return 2 if code is None else code
 
