@@ -39,6 +39,13 @@ def main(argv: list[str] | None = None) -> int:
         default="writer",
         help="display: serve displays only, relaying the writer's stream from REDIS_URL",
     )
+    demo = sub.add_parser("demo", help="the demo floor: server, simulated tables, display page")
+    demo.add_argument("--port", type=int, default=8000)
+    demo.add_argument("--data-dir", type=Path, default=Path(".jackpot"))
+    demo.add_argument(
+        "--boost", type=int, default=2000, help="jackpot hands this many times likelier"
+    )
+    demo.add_argument("--rate", type=float, default=0.5, help="rounds per second per table")
     opcli.add_parsers(sub)
     simulate.add_parser(sub)
     args = parser.parse_args(argv)
@@ -46,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
         return serve_command(args)
     if args.command == "simulate":
         return simulate.run(args)
+    if args.command == "demo":
+        return demo_command(args)
     code = opcli.run(args)
     return 2 if code is None else code
 
@@ -101,6 +110,61 @@ def serve_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def demo_command(args: argparse.Namespace) -> int:
+    """`jackpot serve` on the demo floor and `jackpot simulate` against it; Ctrl-C stops both."""
+    import subprocess
+    import time
+    import urllib.request
+
+    exe = [sys.executable, "-m", "app.cli"]
+    url = f"http://127.0.0.1:{args.port}"
+    server = subprocess.Popen(
+        [*exe, "serve", "--config", str(DEMO_FLOOR), "--data-dir", str(args.data_dir),
+         "--port", str(args.port), "--log-level", "warning"]
+    )  # fmt: skip
+    processes = [server]
+    stopping = False
+
+    def stop(signum: int, frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        deadline = time.monotonic() + 180  # the first start initialises PostgreSQL
+        while not stopping and time.monotonic() < deadline:
+            if server.poll() is not None:
+                print("the server did not start", file=sys.stderr)
+                return 1
+            try:
+                with urllib.request.urlopen(f"{url}/health", timeout=1) as answer:
+                    if answer.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.3)
+        if not stopping:
+            simulator = subprocess.Popen(
+                [*exe, "simulate", "--url", url, "--config", str(DEMO_FLOOR),
+                 "--boost", str(args.boost), "--rate", str(args.rate)]
+            )  # fmt: skip
+            processes.append(simulator)
+            print(f"\n  Display page:  {url}/display/stud   (and {url}/display/tcp)", flush=True)
+            print(f"  API:           {url}/docs      Ctrl-C stops everything.\n", flush=True)
+        while not stopping and all(p.poll() is None for p in processes):
+            time.sleep(0.3)
+    finally:
+        # The simulator first (it finishes its rounds), then the server (it drains).
+        for process in reversed(processes):
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                try:
+                    process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+    return 0
+
+
 class _Server(uvicorn.Server):
     """uvicorn's Server, but a SIGTERM / SIGINT ends in exit status 0 once drained.
 
@@ -118,3 +182,7 @@ class _Server(uvicorn.Server):
         finally:
             for sig, handler in original.items():
                 signal.signal(sig, handler)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
