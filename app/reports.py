@@ -18,7 +18,7 @@ from typing import Any
 from app.journal import Journal
 from app.service import FloorConfig, Service
 from app.timefmt import format_time
-from jackpot.money import format_exact
+from jackpot.money import format_exact, format_money
 from jackpot.reconcile import Ledger, reconcile
 
 COLUMNS = (
@@ -59,10 +59,16 @@ async def reconciliation(
     meters = []
     for (link, meter), close in closing.items():
         report = reconcile(opening[(link, meter)], close)
+        # Money on the wire has two places (API.md); contributions carry sub-cent
+        # amounts, so the same figures to the micro-unit are in `exact` (and the CSV),
+        # where opening + flows = closing holds to the last digit.
         row: dict[str, Any] = {"link": link, "meter": meter}
+        exact: dict[str, str] = {}
         for name in COLUMNS[2:-1]:
-            row[name] = format_exact(getattr(report, name))
+            row[name] = format_money(getattr(report, name))
+            exact[name] = format_exact(getattr(report, name))
         row["balanced"] = report.balanced
+        row["exact"] = exact
         meters.append(row)
     return {
         "from": format_time(start) if start > -(2**61) else None,

@@ -224,11 +224,12 @@ async def test_reconciliation_report_balances_and_downloads_as_csv(
     ).json()
     stud = next(r for r in report["meters"] if r["link"] == "stud")
     assert stud["balanced"] is True
-    assert stud["awards"] == "10000.250000" and stud["corrections"] == "-0.070000"
-    assert stud["opening_value"] == "10000.000000"
+    assert stud["awards"] == "10000.25" and stud["corrections"] == "-0.07"
+    assert stud["exact"]["awards"] == "10000.250000" and stud["exact"]["corrections"] == "-0.070000"
+    assert stud["opening_value"] == "10000.00"
     # 10000 + 0.25 - 10000.25 + 0.05 (reserve funds the seed first) + 9999.95 (house) - 0.07
-    assert (stud["seed_from_reserve"], stud["seed_from_house"]) == ("0.050000", "9999.950000")
-    assert stud["closing_value"] == "9999.930000"
+    assert (stud["seed_from_reserve"], stud["seed_from_house"]) == ("0.05", "9999.95")
+    assert stud["closing_value"] == "9999.93"
     assert report["journal"]["seq"] > 0
     csv = await client.get("/v1/reports/reconciliation?format=csv", headers=OPERATOR)
     assert csv.headers["content-type"].startswith("text/csv")
