@@ -101,6 +101,7 @@ class Writer:
     base: dict[str, Any] = field(default_factory=dict)
     since_base: list[JournalRow] = field(default_factory=list)
     task: asyncio.Task[None] | None = None
+    getter: asyncio.Future[Submission] | None = None
     snapshot_task: asyncio.Task[None] | None = None
     stopping: bool = False
     resync: bool = False  # a commit failed: check the journal's head before the next one
@@ -191,28 +192,34 @@ class Writer:
 
     async def _run(self) -> None:
         while True:
-            batch = await self._next_batch()
-            if batch is None:
-                continue
+            batch = await self._next_batch()  # [] when it is time to finalise
             stop = any(s.kind == "stop" for s in batch)
-            await self._process([s for s in batch if s.kind != "stop"])
+            work = [s for s in batch if s.kind != "stop"]
+            try:
+                await self._process(work)
+            except Exception:
+                # A bug must not kill the writer (every later request would hang): back
+                # to the last durable state; this group gets a 503, nothing was acked.
+                log.exception("writer: unexpected error; state restored to the journal")
+                self._restore()
+                self.resync = True
+                self._refuse(RuntimeError("internal error"), work)
             if stop:
                 for s in batch:
                     if s.kind == "stop" and not s.future.done():
                         s.future.set_result((200, {}))
                 return
 
-    async def _next_batch(self) -> list[Submission] | None:
+    async def _next_batch(self) -> list[Submission]:
         timeout = self._sleep_s()
-        try:
-            first = (
-                await asyncio.wait_for(self.queue.get(), timeout)
-                if timeout is not None
-                else await self.queue.get()
-            )
-        except TimeoutError:
-            await self._process([])  # time to finalise: the timer, not the next request
-            return None
+        # One pending get() carried across timeouts: cancelling a get() that completes at
+        # that very moment could drop a request.
+        if self.getter is None:
+            self.getter = asyncio.ensure_future(self.queue.get())
+        done, _ = await asyncio.wait({self.getter}, timeout=timeout)
+        if not done:
+            return []  # time to finalise: the timer, not the next request
+        first, self.getter = self.getter.result(), None
         batch = [first]
         while len(batch) < self.max_batch and not self.queue.empty():
             batch.append(self.queue.get_nowait())
