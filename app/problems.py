@@ -16,7 +16,7 @@ from tables.errors import TablesError
 MEDIA_TYPE = "application/problem+json"
 
 # Most specific first: the first matching class decides.
-STATUS: list[tuple[type[BaseException], int, str]] = [
+STATUS: list[tuple[type[Exception], int, str]] = [
     (UnknownError, 404, "Not found"),
     (StateConflictError, 409, "Conflict with the recorded state"),
     (Conflict, 409, "Conflict with an earlier event"),
@@ -55,8 +55,9 @@ def domain_problem(error: BaseException) -> JSONResponse:
     for cls, status, title in STATUS:
         if isinstance(error, cls):
             detail = getattr(error, "message", None) or str(error)
-            loc = getattr(error, "loc", None)
-            errors = [{"loc": ["body", *loc], "msg": detail}] if status == 422 else None
+            loc: tuple[str | int, ...] = getattr(error, "loc", ()) or ()
+            where = [] if loc and loc[0] in ("query", "path") else ["body"]
+            errors = [{"loc": [*where, *loc], "msg": detail}] if status == 422 else None
             headers = {"Retry-After": "1"} if status == 503 else None
             return problem(status, title, detail, errors, headers)
     raise error
@@ -88,6 +89,7 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, on_http)
     app.add_exception_handler(AuthError, on_auth)
     for cls, _, _ in STATUS:
+        assert issubclass(cls, Exception)
         app.add_exception_handler(cls, on_domain)
 
 

@@ -44,13 +44,13 @@ async def reconciliation(
     opening: dict[tuple[str, str], Ledger] | None = None
     seq, head, count = 0, "0" * 64, 0
     async with contextlib.aclosing(journal.read(0)) as rows:  # type: ignore[type-var]
-        async for row in rows:
-            if row.recorded_at_ms >= end:
+        async for entry in rows:
+            if entry.recorded_at_ms >= end:
                 break
-            if opening is None and row.recorded_at_ms >= start:
+            if opening is None and entry.recorded_at_ms >= start:
                 opening = _ledgers(service)
-            service.apply(json.loads(row.entry))
-            seq, head, count = row.seq, row.hash, count + 1
+            service.apply(json.loads(entry.entry))
+            seq, head, count = entry.seq, entry.hash, count + 1
             if count % 2_000 == 0:
                 await asyncio.sleep(0)  # a long report never holds up the writer's loop
     closing = _ledgers(service)

@@ -14,6 +14,7 @@ from app.reports import COLUMNS, reconciliation, to_csv
 from app.schemas import (
     BetsRequest,
     CorrectionRequest,
+    ID_PATTERN,
     Id,
     OutcomeRequest,
     ResetRequest,
@@ -39,7 +40,7 @@ class JSONResponse(Response):
 
 
 Auth = Annotated[str | None, Header(alias="Authorization")]
-TableId = Annotated[str, Path(pattern=Id.__metadata__[0].metadata[0].pattern)]  # type: ignore[attr-defined]
+TableId = Annotated[str, Path(pattern=ID_PATTERN)]
 RoundId = TableId
 
 

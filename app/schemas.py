@@ -23,7 +23,8 @@ Time = Annotated[StrictStr, AfterValidator(_time), Field(examples=["2026-11-22T1
 Card = Annotated[StrictStr, Field(pattern=r"^([2-9TJQKAtjqka]|10)[SHDCshdc]$", examples=["AS"])]
 Box = Annotated[StrictInt, Field(ge=1, le=52)]
 Reason = Annotated[StrictStr, Field(min_length=1, max_length=500)]
-Id = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:-]{1,64}$")]
+ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,64}$"
+Id = Annotated[str, Field(pattern=ID_PATTERN)]
 
 
 class Strict(BaseModel):

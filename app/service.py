@@ -198,7 +198,8 @@ class Service:
         """Apply one entry. Atomic: a refused entry (JackpotError) changes nothing."""
         kind = entry["kind"]
         if kind in ("propose", "approve", "reject"):
-            return self._change(entry)
+            result: Result = self._change(entry)
+            return result
         before = self._before(entry) if kind in OPERATOR_KINDS else None
         command = self.command(entry)
         result = self.floor.apply(command)
@@ -335,9 +336,10 @@ class Service:
                 "reason": change["reason"],
             })  # fmt: skip
             return proposal
-        proposal = self.proposals.get(entry["id"])
-        if proposal is None:
+        found = self.proposals.get(entry["id"])
+        if found is None:
             raise UnknownError(f"no change {entry['id']!r}")
+        proposal = found
         if proposal["state"] != "proposed":
             raise StateConflictError(f"change {entry['id']} is already {proposal['state']}")
         if entry["by"] == proposal["by"]:
