@@ -12,10 +12,9 @@ from app.auth import Tokens
 from app.operators import audit_view, proposal_view
 from app.reports import COLUMNS, reconciliation, to_csv
 from app.schemas import (
+    ID_PATTERN,
     BetsRequest,
     CorrectionRequest,
-    ID_PATTERN,
-    Id,
     OutcomeRequest,
     ResetRequest,
     SeedRequest,
