@@ -1,0 +1,227 @@
+"""Prints how many journal entries `jackpot verify` checks per second.
+
+    .venv/bin/python bench/bench_verify.py [--entries 1000000] [--tables 200]
+        [--round-s 60] [--outcome-s 40] [--profile]
+
+The journal is written first by the real single writer (app/writer.py: `_process`, driven
+the way its task drives it, the timer's finalize entries included) at a simulated time:
+a floor of `--tables` tables on two links (casino stud, multi-link stud, three card
+poker, singapore stud) each dealing a round every `--round-s` seconds (give or take a
+third), its bets posted as they close with 1 to 7 boxes, its outcome `--outcome-s` later
+with real cards; a straight flush about once in 2,000 rounds and a royal flush once in
+20,000 (far more often than cards give them, to exercise pending and final awards), a
+void once in 100 rounds. Then a Verifier replays all of it as `jackpot verify` does
+(chain, rules, answers, ledger) and the figure is the entries per second of that replay
+alone, reading rows from memory (no database).
+
+`--round-s 0.3 --outcome-s 2` compresses time 200-fold (bench_core.py's floor): the
+same entries, but hundreds of events pending at once and a pending award most of the
+time, which the provisional meter values in every answer replay (jackpot/link.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import heapq
+import pstats
+import random
+import sys
+import time
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from app.journal import JournalRow  # noqa: E402
+from app.service import FloorConfig, Service, TableConfig  # noqa: E402
+from app.verify import Verifier, format_report  # noqa: E402
+from app.writer import Submission, Writer  # noqa: E402
+from jackpot.config import LinkConfig, MeterConfig, Timing  # noqa: E402
+from jackpot.money import parse_money, parse_rate  # noqa: E402
+from tables.bets import TableSettings  # noqa: E402
+from tables.cards import DECK  # noqa: E402
+from tables.games import game  # noqa: E402
+
+GAMES = (
+    ("casino_stud", "stud", 5),
+    ("multi_link_casino_stud", "stud", 5),
+    ("three_card_poker", "tcp", 3),
+    ("singapore_stud", "stud", 5),
+)
+ROYAL = {5: "AS KS QS JS TS".split(), 3: "AS KS QS".split()}
+STRAIGHT_FLUSH = {5: "9H 8H 7H 6H 5H".split(), 3: "5D 6D 7D".split()}
+CARDS = [str(card) for card in DECK]
+START = 1_800_000_000_000
+
+
+class ListJournal:
+    """Only what the writer calls while every request is new: append, in order."""
+
+    def __init__(self) -> None:
+        self.rows: list[JournalRow] = []
+
+    async def append(self, rows: Sequence[JournalRow]) -> None:
+        self.rows.extend(rows)
+
+    async def lookup(self, idem_key: str) -> JournalRow | None:
+        return None
+
+    async def save_snapshot(self, seq: int, taken_at_ms: int, state: str) -> None:
+        pass
+
+    async def read(self, after_seq: int, batch: int = 10_000) -> AsyncIterator[JournalRow]:
+        for row in self.rows[after_seq:]:
+            yield row
+
+
+def floor(tables: int) -> FloorConfig:
+    links = (
+        LinkConfig("stud", (
+            MeterConfig("major", parse_money("10000.00"), parse_rate("0.25"), parse_rate("0.05")),
+        )),
+        LinkConfig("tcp", (
+            MeterConfig("major", parse_money("5000.00"), parse_rate("0.20"), parse_rate("0.05")),
+        )),
+    )  # fmt: skip
+    one = parse_money("1.00")
+    table_configs = {}
+    for i in range(tables):
+        name, link, _ = GAMES[i % len(GAMES)]
+        table_configs[f"T{i:03d}"] = TableConfig(
+            f"T{i:03d}", link, TableSettings(game(name), one, 7)
+        )
+    return FloorConfig("SGD", Timing(), links, table_configs)
+
+
+def _bets(rng: random.Random, closed_at: int, dealer: bool) -> dict[str, Any]:
+    boxes = []
+    for n in sorted(rng.sample(range(1, 8), rng.randint(1, 7))):
+        boxes.append({"box": n, "ante": 10_000_000, "jackpot": 1_000_000,
+                      "jackpot_dealer": 1_000_000 if dealer and rng.random() < 0.3 else 0,
+                      "player": None})  # fmt: skip
+    return {"closed_at": closed_at, "boxes": boxes}
+
+
+def _outcome(
+    rng: random.Random, size: int, dealer: bool, bets: dict[str, Any], dealt_at: int
+) -> dict[str, Any]:
+    roll = rng.randrange(20_000)
+    special = ROYAL[size] if roll == 0 else STRAIGHT_FLUSH[size] if roll < 10 else None
+    deck = [c for c in CARDS if special is None or c not in special]
+    rng.shuffle(deck)
+    hands = []
+    for i, b in enumerate(bets["boxes"]):
+        dealt_at += rng.choice((0, 20, 35))
+        cards = special if special is not None and i == 0 else [deck.pop() for _ in range(size)]
+        hands.append({"box": b["box"], "dealt_at": dealt_at, "cards": cards, "folded": False})
+    body: dict[str, Any] = {"boxes": hands, "dealer": None}
+    if dealer:
+        body["dealer"] = {"cards": [deck.pop() for _ in range(5)], "dealt_at": dealt_at + 10}
+    return body
+
+
+async def write(
+    config: FloorConfig, entries: int, seed: int, round_ms: int, outcome_ms: int
+) -> list[JournalRow]:
+    """The floor's journal, written by the real writer, as its task would drive it."""
+    rng = random.Random(seed)
+    journal = ListJournal()
+    clock = [START]
+    writer = Writer(Service(config), journal, clock=lambda: clock[0], rng=random.Random(seed))
+    loop = asyncio.get_running_loop()
+    # (arrival time, n, table, kind, round, body): each table deals its next round as
+    # soon as the last one's outcome is in; events arrive 5 to 50 ms after their time.
+    events: list[tuple[int, int, str, str, str, dict[str, Any]]] = []
+    n = 0
+    for i, table in enumerate(sorted(config.tables)):
+        n += 1
+        events.append((START + rng.randrange(round_ms), n, table, "next", "", {"i": i}))
+    heapq.heapify(events)
+    while len(journal.rows) < entries:
+        at, _, table, kind, round_id, body = events[0]
+        # The writer's timer: it wakes up to finalise (and prune) when that is due.
+        sleep = writer._sleep_s()
+        if sleep is not None and clock[0] + int(sleep * 1000) + 1 < at:
+            clock[0] += max(1, int(sleep * 1000) + 1)
+            await writer._process([])
+            continue
+        heapq.heappop(events)
+        clock[0] = max(clock[0], at)
+        if kind == "next":  # bets close at a table
+            i = body["i"]
+            name, _, size = GAMES[i % len(GAMES)]
+            n += 1
+            round_id = f"R{n}"
+            bets = _bets(rng, at - 20, name == "singapore_stud")
+            await _process(writer, Submission("bets", table, round_id, bets, None,
+                                              loop.create_future()))  # fmt: skip
+            later = at + outcome_ms * rng.randrange(70, 130) // 100
+            if rng.random() < 0.01:
+                body = {"reason": "misdeal (5.8)", "boxes": None}
+                heapq.heappush(events, (at + 5_000, n, table, "void", round_id, body))
+                later = at + 5_000
+            else:
+                dealt = _outcome(rng, size, name == "singapore_stud", bets, at + 3_000)
+                heapq.heappush(events, (later, n, table, "outcome", round_id, dealt))
+            gap = round_ms * rng.randrange(67, 133) // 100
+            heapq.heappush(events, (max(later, at + gap) + 30, n, table, "next", "", {"i": i}))
+            continue
+        await _process(writer, Submission(kind, table, round_id, body, None, loop.create_future()))
+    return journal.rows[:entries]
+
+
+async def _process(writer: Writer, sub: Submission) -> None:
+    await writer._process([sub])
+    error = sub.future.exception()
+    if error is not None:
+        raise SystemExit(f"the writer refused {sub.kind} {sub.table}/{sub.round}: {error}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--entries", type=int, default=1_000_000)
+    parser.add_argument("--tables", type=int, default=200)
+    parser.add_argument("--round-s", type=float, default=60.0)
+    parser.add_argument("--outcome-s", type=float, default=40.0)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--profile", action="store_true", help="print where the time goes")
+    args = parser.parse_args()
+    config = floor(args.tables)
+    start = time.perf_counter()
+    rows = asyncio.run(
+        write(config, args.entries, args.seed, int(args.round_s * 1000),
+              int(args.outcome_s * 1000))
+    )  # fmt: skip
+    written = time.perf_counter() - start
+    hours = (rows[-1].recorded_at_ms - START) / 3_600_000
+    print(f"journal written:   {len(rows):,} entries in {written:.0f} s by the writer "
+          f"({hours:,.1f} h of floor time)")  # fmt: skip
+    verifier = Verifier(config)
+    feed = verifier.feed
+    profile = cProfile.Profile() if args.profile else None
+    if profile is not None:
+        profile.enable()
+    start = time.perf_counter()
+    for row in rows:
+        feed(row)
+    elapsed = time.perf_counter() - start
+    if profile is not None:
+        profile.disable()
+    report = verifier.report()
+    kinds = ", ".join(f"{k} {n:,}" for k, n in sorted(report.kinds.items()))
+    print(f"entries:           {kinds}")
+    print(f"meter awards:      {report.meter_awards:,} final, {report.pending_awards} pending")
+    print(f"verified:          {report.entries:,} entries in {elapsed:.1f} s"
+          f"  ({'clean' if report.ok else 'DISCREPANCIES'})")  # fmt: skip
+    print(f"entries/s:         {report.entries / elapsed:,.0f}  (goal >= 100,000)")
+    if not report.ok:
+        print(format_report(report, shown=5))
+    if profile is not None:
+        pstats.Stats(profile).sort_stats("tottime").print_stats(30)
+
+
+if __name__ == "__main__":
+    main()
