@@ -140,8 +140,12 @@ class Verifier:
         self.seq = row.seq
         digest = hashlib.sha256((self.head + row.entry).encode()).hexdigest()
         if digest != row.hash:
-            self._flag(row, "hash: sha256(previous hash || entry) is not the one recorded",
-                       row.hash, digest)  # fmt: skip
+            self._flag(
+                row,
+                "hash: sha256(previous hash || entry) is not the one recorded",
+                row.hash,
+                digest,
+            )
         # Go on from the recorded hash: a changed entry is named once, not every row after.
         self.head = row.hash
         try:
@@ -159,8 +163,12 @@ class Verifier:
         if kind != row.kind:
             self._flag(row, "kind: the row's and the entry's differ", row.kind, kind)
         if entry.get("now") != row.recorded_at_ms:
-            self._flag(row, "now: the row's recorded_at and the entry's differ",
-                       row.recorded_at_ms, entry.get("now"))  # fmt: skip
+            self._flag(
+                row,
+                "now: the row's recorded_at and the entry's differ",
+                row.recorded_at_ms,
+                entry.get("now"),
+            )
         handler = self._handlers.get(str(kind))
         if handler is None:
             self._flag(row, "kind: not an entry kind (docs/journal.md)", kind, None)
@@ -197,8 +205,9 @@ class Verifier:
         elif key is not None and key in self.service.idem:
             self._flag(row, f"idem_key: a second {kind} of this round", key, None)
         if row.body_sha256 != body_sha:
-            self._flag(row, "body_sha256: of the request body in the entry", row.body_sha256,
-                       body_sha)  # fmt: skip
+            self._flag(
+                row, "body_sha256: of the request body in the entry", row.body_sha256, body_sha
+            )
 
     # -- entry kinds: each returns the links whose meters it may have changed --------
 
@@ -208,10 +217,15 @@ class Verifier:
         decisions = entry["decisions"]
         try:
             bets = [
-                BoxBet(b["box"], Money(b["ante"]), Money(b["jackpot"]),
-                       Money(b["jackpot_dealer"]), b["player"])
+                BoxBet(
+                    b["box"],
+                    Money(b["ante"]),
+                    Money(b["jackpot"]),
+                    Money(b["jackpot_dealer"]),
+                    b["player"],
+                )
                 for b in entry["boxes"]
-            ]  # fmt: skip
+            ]
             expected = [_decision(d) for d in check_bets(settings, bets)]
         except TablesError as error:
             self._flag(row, f"boxes: the rules refuse these bets ({error})", entry["boxes"], None)
@@ -240,8 +254,13 @@ class Verifier:
             and type(draws["lucky_dealer"]) is bool  # 4.4.1
         )
         if not well_formed:
-            self._flag(row, "draws: a card of the deck, a box of the table, lucky_dealer "
-                       "true or false (4.3-4.5)", draws, None)  # fmt: skip
+            self._flag(
+                row,
+                "draws: a card of the deck, a box of the table, lucky_dealer "
+                "true or false (4.3-4.5)",
+                draws,
+                None,
+            )
 
     def _outcome(self, row: JournalRow, entry: dict[str, Any]) -> Iterable[str]:
         table, round_id = entry["table"], entry["round"]
@@ -342,9 +361,12 @@ class Verifier:
             link = self.service.floor.links[link_id]
             for meter in link.meters:
                 if not meter.balanced() or meter.value < 0 or meter.reserve < 0:
-                    self._flag(row, f"meter {link_id}/{meter.config.id}: [value, reserve] "
-                               "against its flows", [meter.value, meter.reserve],
-                               list(by_flows(meter)))  # fmt: skip
+                    self._flag(
+                        row,
+                        f"meter {link_id}/{meter.config.id}: [value, reserve] against its flows",
+                        [meter.value, meter.reserve],
+                        list(by_flows(meter)),
+                    )
 
     def _check_finalized(
         self, row: JournalRow, records: Iterable[AwardRecord | ResetRecord]
@@ -355,8 +377,9 @@ class Verifier:
             # 4.5.2: awards (and resets) become final in event order, on every link, ever.
             last = self._last_key.get(link)
             if last is not None and key <= last:
-                self._flag(row, f"order: {record.id} final after a later event", list(key),
-                           list(last))  # fmt: skip
+                self._flag(
+                    row, f"order: {record.id} final after a later event", list(key), list(last)
+                )
             self._last_key[link] = key
             if isinstance(record, ResetRecord):
                 self._check_reset(row, record)
@@ -365,8 +388,12 @@ class Verifier:
             self._sequence[link] += 1
             got = [record.order, record.sequence]
             if got != [orders[link], self._sequence[link]]:
-                self._flag(row, f"award {record.id}: [order, sequence]", got,
-                           [orders[link], self._sequence[link]])  # fmt: skip
+                self._flag(
+                    row,
+                    f"award {record.id}: [order, sequence]",
+                    got,
+                    [orders[link], self._sequence[link]],
+                )
             self._check_award(row, record)
 
     def _check_award(self, row: JournalRow, award: AwardRecord) -> None:
@@ -378,8 +405,13 @@ class Verifier:
         # remainder stays in the meter); never more than the meter holds.
         expected = value * award.share // RATE_SCALE // CENT * CENT
         if amount != expected or not 0 <= amount <= value:
-            self._flag(row, f"award {award.id}: {award.share}/{RATE_SCALE} of the meter's "
-                       f"value {value} at its instant, in whole cents", amount, expected)  # fmt: skip
+            self._flag(
+                row,
+                f"award {award.id}: {award.share}/{RATE_SCALE} of the meter's "
+                f"value {value} at its instant, in whole cents",
+                amount,
+                expected,
+            )
         f = award.funding
         if f is not None:
             rest = value - amount
@@ -391,8 +423,12 @@ class Verifier:
                 or f.from_reserve + f.from_house != need
                 or min(f.from_reserve, f.from_house) < 0
             ):
-                self._flag(row, f"award {award.id}: reset funding [from_reserve, from_house]",
-                           [f.from_reserve, f.from_house], need)  # fmt: skip
+                self._flag(
+                    row,
+                    f"award {award.id}: reset funding [from_reserve, from_house]",
+                    [f.from_reserve, f.from_house],
+                    need,
+                )
 
     def _check_reset(self, row: JournalRow, reset: ResetRecord) -> None:
         f, before = reset.funding, reset.value_before
@@ -405,9 +441,12 @@ class Verifier:
             before + f.from_reserve + f.from_house - f.to_reserve != f.seed
             or min(f.from_reserve, f.from_house, f.to_reserve) < 0
         ):
-            self._flag(row, f"reset {reset.id}: value_before + from_reserve + from_house - "
-                       "to_reserve = seed", before + f.from_reserve + f.from_house
-                       - f.to_reserve, f.seed)  # fmt: skip
+            self._flag(
+                row,
+                f"reset {reset.id}: value_before + from_reserve + from_house - to_reserve = seed",
+                before + f.from_reserve + f.from_house - f.to_reserve,
+                f.seed,
+            )
 
     # -- the result ----------------------------------------------------------------
 
@@ -450,21 +489,30 @@ class Verifier:
 def _decision(d: BetDecision) -> dict[str, Any]:
     """A decision as the journal records it (docs/journal.md, bets)."""
     return {
-        "box": d.box, "status": d.status, "wager": d.wager, "dealer_wager": d.dealer_wager,
-        "reason": d.reason, "ante": d.ante, "player": d.player,
-    }  # fmt: skip
+        "box": d.box,
+        "status": d.status,
+        "wager": d.wager,
+        "dealer_wager": d.dealer_wager,
+        "reason": d.reason,
+        "ante": d.ante,
+        "player": d.player,
+    }
 
 
 def by_flows(meter: Meter) -> tuple[int, int]:
     """(value, reserve) as the meter's cumulative flows give them (jackpot/meter.py)."""
     value = (
-        meter.to_meter - meter.awarded + meter.reserve_funded + meter.house_seed
-        + meter.house_cover_meter - meter.reset_to_reserve + meter.corrections
-    )  # fmt: skip
+        meter.to_meter
+        - meter.awarded
+        + meter.reserve_funded
+        + meter.house_seed
+        + meter.house_cover_meter
+        - meter.reset_to_reserve
+        + meter.corrections
+    )
     reserve = (
-        meter.to_reserve - meter.reserve_funded + meter.reset_to_reserve
-        + meter.house_cover_reserve
-    )  # fmt: skip
+        meter.to_reserve - meter.reserve_funded + meter.reset_to_reserve + meter.house_cover_reserve
+    )
     return value, reserve
 
 

@@ -51,8 +51,8 @@ GAMES = (
     ("three_card_poker", "tcp", 3),
     ("singapore_stud", "stud", 5),
 )
-ROYAL = {5: "AS KS QS JS TS".split(), 3: "AS KS QS".split()}
-STRAIGHT_FLUSH = {5: "9H 8H 7H 6H 5H".split(), 3: "5D 6D 7D".split()}
+ROYAL = {5: ["AS", "KS", "QS", "JS", "TS"], 3: ["AS", "KS", "QS"]}
+STRAIGHT_FLUSH = {5: ["9H", "8H", "7H", "6H", "5H"], 3: ["5D", "6D", "7D"]}
 CARDS = [str(card) for card in DECK]
 START = 1_800_000_000_000
 
@@ -69,7 +69,16 @@ class ListJournal:
     async def lookup(self, idem_key: str) -> JournalRow | None:
         return None
 
+    async def last(self) -> JournalRow | None:
+        return self.rows[-1] if self.rows else None
+
     async def save_snapshot(self, seq: int, taken_at_ms: int, state: str) -> None:
+        pass
+
+    async def latest_snapshot(self) -> tuple[int, str] | None:
+        return None
+
+    async def close(self) -> None:
         pass
 
     async def read(self, after_seq: int, batch: int = 10_000) -> AsyncIterator[JournalRow]:

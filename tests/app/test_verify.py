@@ -151,7 +151,9 @@ async def small_history(floor: Floor) -> dict[str, int]:
     )  # fmt: skip
     await floor.post("bets", "T02", "R7", {"closed_at": t0 + 100, "boxes": [box(4), box(5)]})
     await floor.post(
-        "outcome", "T03", "R1",
+        "outcome",
+        "T03",
+        "R1",
         {"boxes": [hand(1, "AH KH QH", t0 + 350), hand(2, "2S 3D 5C", t0 + 360)], "dealer": None},
     )
     floor.now += 300
@@ -163,7 +165,9 @@ async def small_history(floor: Floor) -> dict[str, int]:
     await floor.post(
         "bets", "T04", "R1", {"closed_at": floor.now, "boxes": [box(1, "10.00", "2.00", "1.00")]}
     )
-    await floor.post("bets", "T05", "R1", {"closed_at": floor.now, "boxes": [box(2, "5.00", "5.00")]})
+    await floor.post(
+        "bets", "T05", "R1", {"closed_at": floor.now, "boxes": [box(2, "5.00", "5.00")]}
+    )
     await floor.post("void", "T04", "R1", {"reason": "misdeal (5.8)", "boxes": None})
     await floor.post(
         "outcome", "T05", "R1", {"boxes": [hand(2, "8S 6D 5C 3H 2D", floor.now)], "dealer": None}
@@ -199,9 +203,7 @@ async def test_an_untouched_journal_verifies_and_replays_the_same_state() -> Non
     assert report.ok, format_report(report)
     assert (report.entries, report.head) == (floor.writer.seq, floor.writer.head)
     assert report.meter_awards == 3  # T01 royal + straight flush, T02 royal (in deal order)
-    assert {"bets", "outcome", "void", "finalize", "seed", "reset", "correct"} <= set(
-        report.kinds
-    )
+    assert {"bets", "outcome", "void", "finalize", "seed", "reset", "correct"} <= set(report.kinds)
     assert canonical_json(dump_service(verifier.service, 0, "")) == canonical_json(
         dump_service(floor.writer.service, 0, "")
     )
@@ -309,7 +311,9 @@ async def test_dual_control_proposals_replay() -> None:
               "reason": "promo"}  # fmt: skip
     proposal = await floor.post("propose", None, None, {"change": change}, by="sam")
     await floor.post("approve", None, None, {"id": proposal["id"]}, by="sue")
-    other = await floor.post("propose", None, None, {"change": {**change, "kind": "reset"}}, by="sam")
+    other = await floor.post(
+        "propose", None, None, {"change": {**change, "kind": "reset"}}, by="sam"
+    )
     await floor.post("reject", None, None, {"id": other["id"], "reason": "no"}, by="sue")
     report = verify_rows(await rows_of(floor.journal), config).report()
     assert report.ok, format_report(report)
