@@ -44,6 +44,11 @@ _HEADER = b"x-request-id"
 _PREFIX = "/v1/tables/"
 # The attributes every LogRecord has: the JSON formatter adds only the others (extra=).
 _STANDARD = frozenset(logging.makeLogRecord({}).__dict__) | {"message", "asctime", *CONTEXT}
+# uvicorn's records carry the message again with ANSI colours: not for a log shipper.
+_SKIP = _STANDARD | {"color_message"}
+# Chatty at INFO (pgserver logs every initdb / pg_ctl command line with its output;
+# alembic its plugins): WARNING and up, unless the level asked for is DEBUG.
+_CHATTY = ("pgserver", "alembic.runtime.plugins")
 
 
 class ContextFilter(logging.Filter):
@@ -71,7 +76,7 @@ class JsonFormatter(logging.Formatter):
             if value is not None:
                 line[name] = value
         for key, value in record.__dict__.items():
-            if key not in _STANDARD and not key.startswith("_"):
+            if key not in _SKIP and not key.startswith("_"):
                 line[key] = value
         if record.exc_info:
             line["exception"] = self.formatException(record.exc_info)
@@ -121,6 +126,10 @@ def configure(json: bool, level: str, *, stream: Any = None) -> logging.Handler:
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level.upper())
+    for name in _CHATTY:
+        logging.getLogger(name).setLevel(
+            logging.NOTSET if root.level <= logging.DEBUG else logging.WARNING
+        )
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         logger = logging.getLogger(name)
         logger.handlers.clear()

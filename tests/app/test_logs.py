@@ -27,7 +27,12 @@ def restore_logging() -> Iterator[None]:
         name: (list(logging.getLogger(name).handlers), logging.getLogger(name).propagate)
         for name in ("uvicorn", "uvicorn.error", "uvicorn.access")
     }
+    chatty = {
+        name: logging.getLogger(name).level for name in ("pgserver", "alembic.runtime.plugins")
+    }
     yield
+    for name, saved_level in chatty.items():
+        logging.getLogger(name).setLevel(saved_level)
     for handler in list(root.handlers):
         root.removeHandler(handler)
     for handler in handlers:

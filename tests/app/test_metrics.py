@@ -285,3 +285,38 @@ async def test_the_app_echoes_a_request_id(
     r = await client.get("/health", headers={"X-Request-Id": "till-42"})
     assert r.headers["x-request-id"] == "till-42"
     assert len((await client.get("/health")).headers["x-request-id"]) == 16
+
+
+# -- the dashboard and the alerts read names the server exports --------------------------
+
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+
+
+def exported_names() -> set[str]:
+    """Every sample name a writer process and a display process (with Redis) can export."""
+    from app.broadcast_redis import RedisBackend
+
+    app = create_app(Settings(), load_floor(DEMO), journal=MemoryJournal())
+    metrics = Metrics()
+    metrics.watch_writer(app.state.writer)
+    metrics.watch_broadcaster(Broadcaster(RedisBackend("redis://127.0.0.1:1/0")))
+    suffixes = {"counter": ("_total",), "histogram": ("_bucket", "_sum", "_count")}
+    names = set()
+    for family in text_string_to_metric_families(metrics.text().decode()):
+        names.update(family.name + s for s in suffixes.get(family.type, ("",)))
+    return names
+
+
+def test_the_dashboard_and_the_alerts_use_names_the_server_exports() -> None:
+    import json
+    import re
+
+    import yaml
+
+    dashboard = json.loads((DEPLOY / "grafana-dashboard.json").read_text())
+    exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
+    alerts = yaml.safe_load((DEPLOY / "prometheus-alerts.yml").read_text())
+    exprs += [str(rule["expr"]) for group in alerts["groups"] for rule in group["rules"]]
+    used = {n for e in exprs for n in re.findall(r"\b(?:jackpot|process)_[a-z_]+\b", e)}
+    assert used, "no metric names found"
+    assert used - exported_names() == set()
