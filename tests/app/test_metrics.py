@@ -301,7 +301,7 @@ def exported_names() -> set[str]:
     metrics.watch_writer(app.state.writer)
     metrics.watch_broadcaster(Broadcaster(RedisBackend("redis://127.0.0.1:1/0")))
     suffixes = {"counter": ("_total",), "histogram": ("_bucket", "_sum", "_count")}
-    names = set()
+    names: set[str] = set()
     for family in text_string_to_metric_families(metrics.text().decode()):
         names.update(family.name + s for s in suffixes.get(family.type, ("",)))
     return names
@@ -311,7 +311,7 @@ def test_the_dashboard_and_the_alerts_use_names_the_server_exports() -> None:
     import json
     import re
 
-    import yaml
+    import yaml  # type: ignore[import-untyped]
 
     dashboard = json.loads((DEPLOY / "grafana-dashboard.json").read_text())
     exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]

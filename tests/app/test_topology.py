@@ -31,7 +31,7 @@ from typing import Any
 
 import httpx
 import pytest
-import yaml
+import yaml  # type: ignore[import-untyped]
 from fastapi.routing import APIRoute, APIWebSocketRoute
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
