@@ -122,7 +122,10 @@
       return;
     }
     view.seq = message.seq;
-    if (message.type === "meters") meters(message.meters);
+    if (message.type === "meters") {
+      buildMeters(message.meters); // rebuilt only if the link's meters changed
+      meters(message.meters);
+    }
     else if (message.type === "win") win(message);
     else if (message.type === "status") status(message);
   }
