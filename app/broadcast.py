@@ -324,7 +324,10 @@ class Broadcaster:
             # A restarted writer must not reuse seqs a display process has already
             # seen: start from the wall clock in ms. Seq stays strictly increasing
             # across restarts as long as a link averages under 1,000 messages/s.
-            self._links[link] = _Link(link, currency, names, dict.fromkeys(names), _now_ms())
+            # A display process knows no seq until it reads the stored state: 0 makes
+            # the writer's first message a gap, which fetches that state.
+            seq = _now_ms() if self.role == "writer" else 0
+            self._links[link] = _Link(link, currency, names, dict.fromkeys(names), seq)
         else:
             state.currency, state.snapshot = currency, None
             state.names = names

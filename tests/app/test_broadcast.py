@@ -417,3 +417,32 @@ async def test_a_display_process_that_loses_redis_says_so_then_resnapshots(
     assert fresh["seq"] == seq_of(writer)
     await display.stop()
     await writer.stop()
+
+
+async def test_a_display_started_before_the_writer_catches_up_on_its_first_message(
+    _redis_server: RedisServer,
+) -> None:
+    # The writer numbers from its clock when the link is configured; the display
+    # process is configured later, but must not take its own clock for a seq.
+    writer = Broadcaster(RedisBackend(_redis_server.url), coalesce_ms=1, ping_s=QUIET)
+    writer.configure_link("stud", "SGD", METERS)
+    await asyncio.sleep(0.01)
+    display = Broadcaster(RedisBackend(_redis_server.url, role="display"), ping_s=QUIET)
+    display.configure_link("stud", "SGD", METERS)  # known locally, nothing stored yet
+    await display.start()
+    sub = display.subscribe("stud")
+    [empty] = parse(await take(sub, 1))
+    assert empty["seq"] == 0 and empty["meters"][0]["value"] is None  # type: ignore[index]
+
+    await writer.start()
+    writer.meters("stud", {"major": "10000.00"})
+    messages = parse(await take(sub, 1))
+    while messages[-1]["seq"] != seq_of(writer):
+        messages += parse(await take(sub, 1))
+    assert messages[-1]["type"] == "snapshot"  # the stored state, fetched on the gap
+    assert messages[-1]["meters"][0]["value"] == "10000.00"  # type: ignore[index]
+    writer.win("stud", pending_win())
+    [win] = parse(await take(sub, 1))
+    assert win["type"] == "win" and win["seq"] == seq_of(writer)
+    await display.stop()
+    await writer.stop()
