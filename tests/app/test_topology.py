@@ -258,16 +258,13 @@ async def test_displays_on_two_processes_follow_the_writer_and_recover_from_kill
 
 
 @pytest.mark.integration
-@pytest.mark.xfail(
-    reason="app/broadcast.py: a display-role link starts at its own clock's seq, so the "
-    "writer's messages look already seen until the silence resync (~15 s)",
-    strict=False,
-)
 async def test_a_display_process_started_while_the_writer_starts_relays_at_once(
     redis_tcp: str,
 ) -> None:
     """Compose's cold start: the displays depend only on Redis, so they are up while the
-    writer still migrates its database; they must relay its first messages."""
+    writer still migrates its database; they must relay its first messages (a display
+    link that took its seq from its own clock dropped them as already seen until the
+    silence resync, ~15 s later)."""
     from app.broadcast import Broadcaster
     from app.broadcast_redis import RedisBackend
 
