@@ -93,7 +93,7 @@ def serve(port: int, args: argparse.Namespace, redis_url: str | None) -> None:
     if args.gc == "off":
         gc.disable()
     elif args.gc == "tuned":
-        gc.set_threshold(50_000, 20, 100)
+        gc.set_threshold(50_000, 50, 1_000)  # as `jackpot serve` sets them (app/cli.py)
 
     @app.get("/bench/stats")
     async def stats() -> dict[str, Any]:
@@ -404,7 +404,7 @@ def main() -> None:
         choices=["default", "freeze", "tuned", "off"],
         default="default",
         help="server process: Python's default collector, gc.freeze() once the displays "
-        "are connected, higher collection thresholds, or no collector",
+        "are connected, the thresholds `jackpot serve` sets, or no collector",
     )
     parser.add_argument("--redis", action="store_true", help="writer -> Redis -> display process")
     args = parser.parse_args()
