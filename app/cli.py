@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
-import logging
 import signal
 import sys
 from collections.abc import Iterator
@@ -32,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument(
         "--data-dir", type=Path, default=None, help="embedded PostgreSQL data (default ./.jackpot)"
     )
-    serve.add_argument("--log-level", default="info")
+    serve.add_argument("--log-level", default=None, help="default: JACKPOT_LOG_LEVEL, else info")
     serve.add_argument(
         "--role",
         choices=("writer", "display"),
@@ -61,18 +60,18 @@ def main(argv: list[str] | None = None) -> int:
 
 def serve_command(args: argparse.Namespace) -> int:
     from app.floor import FloorError, load_floor
+    from app.logs import configure
     from app.main import create_app
     from app.settings import Settings
 
-    logging.basicConfig(
-        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
-    )
     overrides = {
         k: v
         for k, v in (("host", args.host), ("port", args.port), ("data_dir", args.data_dir))
         if v is not None
     }
     settings = Settings(**overrides)
+    log_level = (args.log_level or settings.log_level).lower()
+    configure(json=settings.log_format == "json", level=log_level)
     path = args.config or settings.config or DEMO_FLOOR
     try:
         floor = load_floor(path)
@@ -97,9 +96,13 @@ def serve_command(args: argparse.Namespace) -> int:
         app,
         host=settings.host,
         port=settings.port,
-        log_level=args.log_level,
-        access_log=False,
+        log_level=log_level,
+        log_config=None,  # app.logs.configure owns the handlers and the format
+        access_log=False,  # JACKPOT_ACCESS_LOG: RequestContextMiddleware logs requests
         lifespan="on",
+        # Displays get a few small JSON frames a second: compressing each costs the
+        # display process more CPU than it saves on a casino's LAN.
+        ws_per_message_deflate=False,
     )
     server = _Server(config)
     # The state is many small long-lived objects; the default thresholds make the

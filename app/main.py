@@ -18,6 +18,8 @@ from app.broadcast import Broadcaster, MemoryBackend
 from app.display import display_router
 from app.floor import Floor as FloorFile
 from app.journal import Journal
+from app.logs import RequestContextMiddleware
+from app.metrics import Metrics, metrics_router
 from app.routes import router
 from app.schemas import problem_responses
 from app.service import FloorConfig, Service, TableConfig
@@ -92,6 +94,8 @@ def create_app(
     writer.max_batch = settings.commit_max_batch
     writer.snapshot_every = settings.snapshot_every
     writer.broadcast = broadcaster
+    writer.metrics.watch_writer(writer)
+    writer.metrics.watch_broadcaster(broadcaster)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -119,8 +123,13 @@ def create_app(
     app = FastAPI(title="Linked progressive jackpot server", version="1", lifespan=lifespan)
     app.state.ready = False
     app.state.writer = writer
+    app.state.metrics = writer.metrics
     problems.install(app)
+    app.add_middleware(
+        RequestContextMiddleware, access_log=settings.access_log, metrics=writer.metrics
+    )
     app.include_router(router(writer, tokens))
+    app.include_router(metrics_router(writer.metrics))
     app.include_router(
         display_router(broadcaster, display_token=settings.display_token),
         responses=problem_responses(404, 422),
@@ -160,7 +169,12 @@ def create_display_app(settings: Settings, floor: FloorFile) -> FastAPI:
     app = FastAPI(title="Jackpot displays", version="1", lifespan=lifespan)
     app.state.ready = False
     problems.install(app)
+    metrics = Metrics()
+    metrics.watch_broadcaster(broadcaster)
+    app.state.metrics = metrics
+    app.add_middleware(RequestContextMiddleware, access_log=settings.access_log, metrics=metrics)
     app.include_router(display_router(broadcaster, display_token=settings.display_token))
+    app.include_router(metrics_router(metrics))
 
     @app.get("/health", tags=["service"])
     async def health() -> JSONResponse:

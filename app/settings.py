@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -43,3 +44,8 @@ class Settings(BaseSettings):
     snapshot_every: int = Field(default=20_000, ge=1)
     # None: displays need no token (DESIGN.md "Who may do what").
     display_token: str | None = None
+    # Logging (app.logs): JACKPOT_LOG_FORMAT=json for one JSON object a line, else text.
+    log_format: Literal["text", "json"] = "text"
+    log_level: str = "info"
+    # JACKPOT_ACCESS_LOG=1: one line per HTTP request (off: the writer's hot path).
+    access_log: bool = False

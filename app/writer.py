@@ -25,6 +25,7 @@ from typing import Any, Protocol
 import orjson
 
 from app.journal import DuplicateEntry, Journal, JournalRow, JournalUnavailable
+from app.metrics import Metrics
 from app.service import Service
 from app.snapshots import dump_service, load_service
 from app.views import award_row, bets_answer, meters, outcome_answer, void_answer
@@ -106,6 +107,7 @@ class Writer:
     stopping: bool = False
     resync: bool = False  # a commit failed: check the journal's head before the next one
     stats: dict[str, int] = field(default_factory=lambda: {"batches": 0, "rows": 0, "failed": 0})
+    metrics: Metrics = field(default_factory=Metrics)
 
     # -- life cycle -----------------------------------------------------------------
 
@@ -273,10 +275,12 @@ class Writer:
             finalized.extend(result.finalized)
             links.update(r.link for r in result.finalized)
         if not rows:
+            self.metrics.settle()
             for sub, answer in done:
                 if not sub.future.done():
                     sub.future.set_result(answer())
             return
+        started = time.perf_counter()
         try:
             await self.journal.append(rows)
         except DuplicateEntry as error:
@@ -285,6 +289,7 @@ class Writer:
         except (JournalUnavailable, OSError) as error:
             self._rollback(error, [sub for sub, _ in done])
             return
+        self.metrics.commit(len(rows), time.perf_counter() - started)
         self.stats["batches"] += 1
         self.stats["rows"] += len(rows)
         self.since_base.extend(rows)
@@ -317,6 +322,7 @@ class Writer:
                 raise Conflict(
                     f"{sub.kind} of round {sub.round!r} was already posted with a different body"
                 )
+            self.metrics.retry(sub.kind, sub.table)
             return self._replay_answer(sub, key)
         if sub.kind == "bets":
             assert sub.table is not None and sub.round is not None
@@ -342,6 +348,7 @@ class Writer:
         )
         if isinstance(link, str):
             links.add(link)
+        self.metrics.applied(sub.kind, sub.table, result)
         status = 201 if sub.kind in ("bets", "outcome") else 200
         return lambda: (
             status,
@@ -434,8 +441,10 @@ class Writer:
             if sub.future.done():
                 continue
             if row is None:
+                self.metrics.event(sub.kind, sub.table, "refused")
                 sub.future.set_exception(error)
             elif row.body_sha256 != _sha(sub.body):
+                self.metrics.event(sub.kind, sub.table, "refused")
                 sub.future.set_exception(
                     Conflict(
                         f"{sub.kind} of round {sub.round!r} was "
@@ -443,12 +452,14 @@ class Writer:
                     )
                 )
             else:
+                self.metrics.event(sub.kind, sub.table, "retry")
                 sub.future.set_result((200, _loads(row.answer or "{}")))
 
     async def _duplicate(self, error: DuplicateEntry, subs: list[Submission]) -> None:
         """The journal's unique key refused the group: one of its events was already
         recorded, for a round no longer kept in memory (a late retry). Nothing of the
         group was written. Answer those from the journal, and apply the others again."""
+        self.metrics.discard()
         self._restore()
         fresh: list[Submission] = []
         try:
@@ -457,6 +468,7 @@ class Writer:
                 if row is None:
                     fresh.append(sub)
                 elif row.body_sha256 != _sha(sub.body):
+                    self.metrics.event(sub.kind, sub.table, "refused")
                     sub.future.set_exception(
                         Conflict(
                             f"{sub.kind} of round {sub.round!r} was "
@@ -464,6 +476,7 @@ class Writer:
                         )
                     )
                 else:
+                    self.metrics.event(sub.kind, sub.table, "retry")
                     sub.future.set_result((200, _loads(row.answer or "{}")))
         except (JournalUnavailable, OSError) as lost:
             self._rollback(lost, [s for s in subs if not s.future.done()])
@@ -488,6 +501,7 @@ class Writer:
         self.resync = False
 
     def _refuse(self, error: BaseException, subs: list[Submission]) -> None:
+        self.metrics.unavailable((sub.kind, sub.table) for sub in subs)
         for sub in subs:
             if not sub.future.done():
                 sub.future.set_exception(

@@ -59,7 +59,8 @@ BETS_LUA = textwrap.dedent(
         os.date("!%Y-%m-%dT%H:%M:%S.000Z"), table.concat(boxes, ","))
       local headers = {["Content-Type"] = "application/json",
                        ["Authorization"] = "Bearer demo-table-" .. t}
-      return wrk.format("POST", string.format("/v1/tables/%s/rounds/B%s-%d-%d/bets", t, RUN, tid, counter), headers, body)
+      local path = string.format("/v1/tables/%s/rounds/B%s-%d-%d/bets", t, RUN, tid, counter)
+      return wrk.format("POST", path, headers, body)
     end
     response = function(status, headers, body)
       if status ~= 200 then
@@ -117,7 +118,8 @@ def main() -> None:
     (work / "noop_app.py").write_text(NOOP_APP)
     noop_lua = work / "noop.lua"
     noop_lua.write_text(
-        'wrk.method = "POST"\nwrk.body = \'{"a": 1}\'\nwrk.headers["Content-Type"] = "application/json"\n'
+        'wrk.method = "POST"\nwrk.body = \'{"a": 1}\'\n'
+        'wrk.headers["Content-Type"] = "application/json"\n'
     )
     bets_lua = work / "bets.lua"
     bets_lua.write_text(f'RUN = "{int(time.time())}"\n' + BETS_LUA)
@@ -170,14 +172,16 @@ def main() -> None:
         server.wait(timeout=60)
         shutil.rmtree(work, ignore_errors=True)
     print(
-        f"no-op FastAPI POST ceiling:   {ceiling['rps']:,.0f} req/s ({args.connections} connections)"
+        f"no-op FastAPI POST ceiling:   {ceiling['rps']:,.0f} req/s "
+        f"({args.connections} connections)"
     )
     print(
         f"durable bets endpoint:        {bets['rps']:,.0f} acknowledged req/s "
         f"({bets['rps'] / ceiling['rps']:.0%} of the ceiling; 7 contributions each)"
     )
     print(
-        f"bets latency:                 p50 {bets.get('p50', 0):.1f} ms, p99 {bets.get('p99', 0):.1f} ms"
+        f"bets latency:                 p50 {bets.get('p50', 0):.1f} ms, "
+        f"p99 {bets.get('p99', 0):.1f} ms"
     )
     print(f"bets non-2xx answers:         {bets['non2xx']:.0f}")
 

@@ -3,7 +3,8 @@
     .venv/bin/python bench/bench_startup.py [--entries 1000000]
 
 A floor of 300 rounds a minute (300 tables at one round a minute, a large casino)
-writes a million entries in about 28 hours. Builds the journal through the real writer (group commit into an embedded PostgreSQL,
+writes a million entries in about 28 hours. Builds the journal through the real writer
+(group commit into an embedded PostgreSQL,
 snapshots every 50,000 entries, as the server does) from a simulated floor: tables
 posting bets (7 boxes) and outcomes, the watermark advancing, now and then a win.
 Then a fresh writer recovers from it, as `jackpot serve` does at start, and the time

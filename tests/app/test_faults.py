@@ -41,10 +41,14 @@ async def test_database_stopped_under_load_gives_503_then_recovers(pg_folder: Pa
     try:
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://t", timeout=30) as client:
+            async with httpx.AsyncClient(
+                transport=transport, base_url="http://t", timeout=30
+            ) as client:
 
                 async def post(n: int) -> None:
-                    r = await client.post(f"/v1/tables/T01/rounds/F{n}/bets", json=bets(), headers=T01)
+                    r = await client.post(
+                        f"/v1/tables/T01/rounds/F{n}/bets", json=bets(), headers=T01
+                    )
                     statuses.append(r.status_code)
                     if r.status_code == 200:
                         acked[f"F{n}"] = 2
@@ -84,14 +88,16 @@ async def test_database_stopped_under_load_gives_503_then_recovers(pg_folder: Pa
         app = create_app(Settings(), load_floor(DEMO), journal=PostgresJournal(pool))
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://t", timeout=30) as client:
+            async with httpx.AsyncClient(
+                transport=transport, base_url="http://t", timeout=30
+            ) as client:
                 present = 0
                 for rnd in acked:
                     r = await client.get(f"/v1/tables/T01/rounds/{rnd}", headers=OPERATOR)
                     assert r.status_code == 200, rnd
                 total = Decimal(0)
-                for n in range(n + 20):
-                    r = await client.get(f"/v1/tables/T01/rounds/F{n}", headers=OPERATOR)
+                for k in range(n + 20):  # every round any post may have reached
+                    r = await client.get(f"/v1/tables/T01/rounds/F{k}", headers=OPERATOR)
                     if r.status_code == 200:
                         present += 1
                         total += sum(Decimal(b["contribution"]) for b in r.json()["boxes"])

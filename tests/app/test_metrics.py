@@ -15,24 +15,15 @@ from app.floor import load_floor
 from app.journal import JournalRow, JournalUnavailable, MemoryJournal
 from app.logs import RequestContextMiddleware
 from app.main import create_app
-from app.metrics import Metrics, metrics_router
+from app.metrics import Metrics
 from app.settings import Settings
 from app.timefmt import format_time
-from app.writer import Writer
 
 DEMO = Path(__file__).resolve().parents[2] / "app" / "demo" / "floor.toml"
 T01 = {"Authorization": "Bearer demo-table-T01"}
 T02 = {"Authorization": "Bearer demo-table-T02"}
 NOW = 1_800_000_000_000
 ROYAL = ["AS", "KS", "QS", "JS", "TS"]
-
-# The wiring proposed to app/main.py and app/writer.py: the writer owns a Metrics, the app
-# serves it and runs the request-context middleware. Until it is there, the tests of it
-# are expected to fail.
-WIRED = "metrics" in getattr(Writer, "__dataclass_fields__", {})
-needs_wiring = pytest.mark.xfail(
-    not WIRED, reason="metrics not wired into app/writer.py, app/main.py yet", strict=False
-)
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
@@ -78,28 +69,12 @@ def value(samples: Samples, name: str, **labels: str) -> float:
     return samples.get((name, frozenset(labels.items())), 0.0)
 
 
-def unwired_app(journal: MemoryJournal, clock: Clock) -> tuple[Any, Metrics]:
-    """The real app, with the metrics mounted by hand (what main.py will do)."""
-    broadcaster = Broadcaster(MemoryBackend())
-    app = create_app(Settings(), load_floor(DEMO), journal=journal, broadcaster=broadcaster)
-    app.state.writer.clock = clock
-    app.state.writer.outcome_wait_s = 0.1
-    metrics = Metrics()
-    metrics.watch_writer(app.state.writer)
-    metrics.watch_broadcaster(broadcaster)
-    app.include_router(metrics_router(metrics))
-    return app, metrics
-
-
 @pytest.fixture
 async def served() -> AsyncIterator[tuple[httpx.AsyncClient, Clock, FlakyJournal, Any]]:
     clock, journal = Clock(), FlakyJournal()
-    if WIRED:
-        app = create_app(Settings(), load_floor(DEMO), journal=journal)
-        app.state.writer.clock = clock
-        app.state.writer.outcome_wait_s = 0.1
-    else:
-        app, _ = unwired_app(journal, clock)
+    app = create_app(Settings(), load_floor(DEMO), journal=journal)
+    app.state.writer.clock = clock
+    app.state.writer.outcome_wait_s = 0.1
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
@@ -222,7 +197,6 @@ def test_each_app_has_its_own_registry() -> None:
 # -- through the writer: needs the proposed wiring ---------------------------------------
 
 
-@needs_wiring
 async def test_event_counters_move_as_events_are_posted(
     served: tuple[httpx.AsyncClient, Clock, FlakyJournal, Any],
 ) -> None:
@@ -253,7 +227,6 @@ async def test_event_counters_move_as_events_are_posted(
     assert value(samples, "jackpot_http_responses_total", code="409") == 1
 
 
-@needs_wiring
 async def test_a_failed_commit_counts_unavailable_and_database_down(
     served: tuple[httpx.AsyncClient, Clock, FlakyJournal, Any],
 ) -> None:
@@ -276,7 +249,6 @@ async def test_a_failed_commit_counts_unavailable_and_database_down(
     assert value(samples, "jackpot_database_up") == 1
 
 
-@needs_wiring
 async def test_the_app_echoes_a_request_id(
     served: tuple[httpx.AsyncClient, Clock, FlakyJournal, Any],
 ) -> None:

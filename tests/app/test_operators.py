@@ -50,11 +50,11 @@ async def make_client(clock: Clock, dual: bool) -> AsyncIterator[httpx.AsyncClie
     app = create_app(Settings(), parse_floor(text), journal=MemoryJournal())
     app.state.writer.clock = clock
     app.state.writer.outcome_wait_s = 0.2
-    async with app.router.lifespan_context(app):
-        async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://t"
-        ) as c:
-            yield c
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c,
+    ):
+        yield c
 
 
 @pytest.fixture

@@ -52,7 +52,8 @@ def test_4_5_1_two_straight_flushes_at_one_table_paid_in_deal_order() -> None:
     # Posted in one outcome; box 4 listed first, but box 1 was dealt first.
     f.apply(outcome("T1", "R1", 20_000, (4, STRAIGHT_FLUSH, 9_950), (1, STRAIGHT_FLUSH, 9_410)))
     f.apply(finalize(20_000))
-    # Value 10000.50; box 1 takes 10 % = 1000.05; box 4 takes 10 % of 9000.45 = 900.04 (rounded down).
+    # Value 10000.50; box 1 takes 10 % = 1000.05;
+    # box 4 takes 10 % of 9000.45 = 900.04 (rounded down).
     assert f.awards["T1/R1/1/player"].amount == m("1000.05")
     assert f.awards["T1/R1/4/player"].amount == m("900.04")
     assert f.awards["T1/R1/1/player"].order == 1 and f.awards["T1/R1/4/player"].order == 2
