@@ -45,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         "--boost", type=int, default=2000, help="jackpot hands this many times likelier"
     )
     demo.add_argument("--rate", type=float, default=0.5, help="rounds per second per table")
+    add_audit_parsers(sub)
     opcli.add_parsers(sub)
     simulate.add_parser(sub)
     args = parser.parse_args(argv)
@@ -54,8 +55,43 @@ def main(argv: list[str] | None = None) -> int:
         return simulate.run(args)
     if args.command == "demo":
         return demo_command(args)
+    if args.command == "verify":
+        from app.verify import main_verify
+
+        return main_verify(args)
+    if args.command == "export":
+        from app.export import main_export
+
+        return main_export(args)
     code = opcli.run(args)
     return 2 if code is None else code
+
+
+def add_audit_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`jackpot verify` and `jackpot export`: read-only, against the journal itself."""
+    for name, text in (
+        ("verify", "replay the whole journal from its entries and check every one"),
+        ("export", "write a period's journal entries, with their hashes, as JSON lines"),
+    ):
+        p = sub.add_parser(name, help=text, description=text)
+        p.add_argument(
+            "--data-dir", type=Path, default=None, help="embedded PostgreSQL (default ./.jackpot)"
+        )
+        p.add_argument("--database-url", default=None, help="default: DATABASE_URL")
+        if name == "verify":
+            p.add_argument(
+                "--config", type=Path, help="floor file (default: JACKPOT_CONFIG, else the demo)"
+            )
+            p.add_argument(
+                "--progress",
+                action=argparse.BooleanOptionalAction,
+                default=None,
+                help="progress bar on stderr (default: when stderr is a terminal)",
+            )
+        else:
+            p.add_argument("--from", dest="from_", default=None, help="recorded at or after")
+            p.add_argument("--to", default=None, help="recorded before")
+            p.add_argument("--output", "-o", default=None, help="file (default: stdout)")
 
 
 def serve_command(args: argparse.Namespace) -> int:

@@ -140,7 +140,8 @@ def create_app(
         if not app.state.ready:
             return problems.problem(503, "Starting", "the server is not accepting events yet")
         status = "degraded" if writer.degraded else "ok"
-        return JSONResponse({"status": status, "journal_seq": writer.seq, "head": writer.head})
+        seq, head = writer.durable_head()
+        return JSONResponse({"status": status, "journal_seq": seq, "head": head})
 
     return app
 

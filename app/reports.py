@@ -73,7 +73,7 @@ async def reconciliation(
     return {
         "from": format_time(start) if start > -(2**61) else None,
         "to": format_time(end) if end < 2**61 else None,
-        "journal": {"seq": seq, "head": head},
+        "journal": {"seq": seq, "entries": count, "head": head},
         "meters": meters,
     }
 

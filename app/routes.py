@@ -197,6 +197,14 @@ def router(writer: Writer, tokens: Tokens) -> APIRouter:
             return Response(to_csv(rows, AWARD_COLUMNS), media_type="text/csv")
         return JSONResponse({"awards": rows, "total": len(awards)})
 
+    @api.get("/v1/journal/head", tags=["operators"])
+    async def get_journal_head(authorization: Auth = None) -> Response:
+        """The last committed entry: `seq` (= entries, numbered from 1) and its chained
+        `hash`, sha256(previous hash || canonical entry) as docs/journal.md specifies."""
+        tokens.role(authorization, "operator")
+        seq, head = writer.durable_head()
+        return JSONResponse({"seq": seq, "entries": seq, "head": head})
+
     @api.get("/v1/reports/reconciliation", tags=["operators"], responses=JSON_OR_CSV)
     async def get_reconciliation(
         authorization: Auth = None,

@@ -109,6 +109,13 @@ class Writer:
     stats: dict[str, int] = field(default_factory=lambda: {"batches": 0, "rows": 0, "failed": 0})
     metrics: Metrics = field(default_factory=Metrics)
 
+    def durable_head(self) -> tuple[int, str]:
+        """The last committed entry's seq and hash (rows of a group being committed are
+        not counted until the journal has them)."""
+        if self.since_base:
+            return self.since_base[-1].seq, self.since_base[-1].hash
+        return int(self.base.get("seq", 0)), str(self.base.get("head", GENESIS))
+
     # -- life cycle -----------------------------------------------------------------
 
     async def recover(self) -> int:

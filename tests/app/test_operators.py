@@ -6,6 +6,8 @@ from collections.abc import AsyncIterator
 from decimal import Decimal
 from pathlib import Path
 
+import hashlib
+
 import httpx
 import pytest
 
@@ -40,6 +42,7 @@ ENDPOINTS = [
     ("GET", "/v1/awards", None, "operator"),
     ("GET", "/v1/audit", None, "operator"),
     ("GET", "/v1/changes", None, "operator"),
+    ("GET", "/v1/journal/head", None, "operator"),
 ]
 
 
@@ -236,3 +239,34 @@ async def test_reconciliation_report_balances_and_downloads_as_csv(
     assert csv.text.splitlines()[0].startswith("link,meter,opening_value")
     awards = await client.get("/v1/awards?format=csv", headers=OPERATOR)
     assert len(awards.text.splitlines()) == 2
+
+
+async def test_journal_head_is_the_chain_recomputed_from_the_stored_entries(
+    clock: Clock,
+) -> None:
+    """Issue 9: the head hash and entry count, as anyone recomputes them from the entries
+    (docs/journal.md: hash = sha256(previous hash || canonical entry), genesis 64 zeros)."""
+    journal = MemoryJournal()
+    app = create_app(Settings(), parse_floor(Path(DEMO).read_text()), journal=journal)
+    app.state.writer.clock = clock
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c,
+    ):
+        empty = (await c.get("/v1/journal/head", headers=OPERATOR)).json()
+        assert empty == {"seq": 0, "entries": 0, "head": "0" * 64}
+        for n in range(3):
+            body = bets_body(clock, (1, "10.00", "1.00"))
+            r = await c.post(f"/v1/tables/T01/rounds/R{n}/bets", json=body, headers=TABLE)
+            assert r.status_code == 200
+        seed = {"seed": "12000.00", "reason": "promo"}
+        assert (await c.put("/v1/links/stud/meters/major/seed", json=seed, headers=SAM)).is_success
+        head = (await c.get("/v1/journal/head", headers=OPERATOR)).json()
+        rows = [row async for row in journal.read(0)]
+        chain = "0" * 64
+        for row in rows:
+            chain = hashlib.sha256((chain + row.entry).encode()).hexdigest()
+        assert head == {"seq": len(rows), "entries": len(rows), "head": chain}
+        assert len(rows) >= 4
+        report = (await c.get("/v1/reports/reconciliation", headers=OPERATOR)).json()
+        assert report["journal"] == head

@@ -602,7 +602,7 @@ def test_export_line_of_a_row() -> None:
 def test_verify_joins_the_embedded_server_under_data_dir_while_it_runs(
     pg_folder: Path, floor_file: Path
 ) -> None:
-    """In a process of its own, as `jackpot verify --data-dir` runs beside the server."""
+    """`jackpot verify --data-dir` in a process of its own, beside the running server."""
     import os
     import subprocess
     import sys
@@ -614,15 +614,12 @@ def test_verify_joins_the_embedded_server_under_data_dir_while_it_runs(
     try:
         run_blocking(migrate(embedded.dsn))
         _write_to_postgres(embedded.dsn, floor_file)
-        code = (
-            "import argparse, sys; from pathlib import Path; from app.verify import main_verify;"
-            f" sys.exit(main_verify(argparse.Namespace(config=Path({str(floor_file)!r}),"
-            f" data_dir=Path({str(pg_folder)!r}), database_url=None, progress=True)))"
-        )
+        command = [sys.executable, "-m", "app.cli", "verify", "--config", str(floor_file),
+                   "--data-dir", str(pg_folder), "--progress"]  # fmt: skip
         env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
         root = Path(__file__).resolve().parents[2]
         done = subprocess.run(
-            [sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True,
+            command, cwd=root, env=env, capture_output=True, text=True,
             timeout=120,
         )  # fmt: skip
         assert done.returncode == 0, done.stdout + done.stderr
