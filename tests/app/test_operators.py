@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import AsyncIterator
 from decimal import Decimal
 from pathlib import Path
-
-import hashlib
 
 import httpx
 import pytest
