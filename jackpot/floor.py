@@ -207,6 +207,7 @@ class Floor:
         self.rounds[(cmd.table, cmd.round)] = record
         if event is not None and link is not None:
             link.open_rounds[(cmd.table, cmd.round)] = effective
+            link.stale_check_at = min(link.stale_check_at, effective + timing.round_timeout_ms + 1)
         return BetsResult(record)
 
     # -- outcome ---------------------------------------------------------------------
@@ -363,12 +364,20 @@ class Floor:
         now, timing = self.now, self.timing
         finalized: list[AwardRecord | ResetRecord] = []
         stale: list[RoundRecord] = []
+        timeout = timing.round_timeout_ms
         for link in self.links.values():
-            for (table, round_id), effective_at in list(link.open_rounds.items()):
-                rnd = self.rounds[(table, round_id)]
-                if now - effective_at > timing.round_timeout_ms and not rnd.stale:
-                    rnd.stale = True  # flagged to operators; it no longer holds others
-                    stale.append(rnd)
+            if now >= link.stale_check_at:
+                next_check = 2**62
+                for key, effective_at in link.open_rounds.items():
+                    rnd = self.rounds[key]
+                    if rnd.stale:
+                        continue
+                    if now - effective_at > timeout:
+                        rnd.stale = True  # flagged to operators; it no longer holds others
+                        stale.append(rnd)
+                    else:
+                        next_check = min(next_check, effective_at + timeout + 1)
+                link.stale_check_at = next_check
             order = 0
             for event in link.timeline.pop_until(link.watermark_at(now, timing)):
                 if event.kind == CONTRIBUTION:

@@ -20,6 +20,9 @@ class Link:
     open_rounds: dict[tuple[str, str], int] = field(default_factory=dict)
     sequence: int = 0  # meter awards finalised on this link, ever
     rates: tuple[tuple[int, int], ...] = ()  # per meter (rate, reserve_rate)
+    # No open round can turn stale before this server time: finalize looks for stale
+    # rounds only then (derived state: recomputed at the first finalize after a load).
+    stale_check_at: int = field(default=-(2**62), compare=False)
 
     @classmethod
     def new(cls, config: LinkConfig) -> Link:

@@ -44,15 +44,16 @@ def parse_card(text: str, loc: Loc = ()) -> Card:
     """ "AS", "td", "10D" -> Card. Raises InvalidCardError naming the text (rule 5.8.1)."""
     if not isinstance(text, str):
         raise InvalidCardError(f'{text!r} is not a card: cards are strings like "AS"', loc)
-    upper = text.strip().upper()
-    rank = _RANK_OF.get(upper[:-1])
-    if rank is None or upper[-1:] not in Suit.__members__:
-        raise InvalidCardError(
-            f"{text!r} is not a card: rank 2-9 T J Q K A (or 10) then suit S H D C,"
-            ' e.g. "AS": rule 5.8.1',
-            loc,
-        )
-    return Card(rank, Suit(upper[-1]))
+    card = _BY_TEXT.get(text)
+    if card is None:
+        card = _BY_TEXT.get(text.strip().upper())
+        if card is None:
+            raise InvalidCardError(
+                f"{text!r} is not a card: rank 2-9 T J Q K A (or 10) then suit S H D C,"
+                ' e.g. "AS": rule 5.8.1',
+                loc,
+            )
+    return card
 
 
 def parse_cards(text: str) -> tuple[Card, ...]:
@@ -62,3 +63,12 @@ def parse_cards(text: str) -> tuple[Card, ...]:
 
 # 2.2.1: the single deck, in a fixed order (suit by suit, deuce to ace).
 DECK: tuple[Card, ...] = tuple(Card(rank, suit) for suit in Suit for rank in range(2, 15))
+
+# Every upper-case spelling of every card ("TS" and "10S"): parsing is a dict lookup
+# (cards are immutable, so one instance per card serves every hand).
+_BY_TEXT: dict[str, Card] = {
+    chars + card.suit.value: card
+    for card in DECK
+    for chars, rank in _RANK_OF.items()
+    if rank == card.rank
+}
