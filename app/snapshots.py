@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import gc
+import os
+import signal
+from collections.abc import Awaitable
 from typing import Any
 
 from app.service import RoundExtras, Service
 from jackpot import snapshot
+from jackpot.snapshot import canonical_json
 
 
 def dump_service(service: Service, seq: int, head: str) -> dict[str, Any]:
@@ -36,7 +42,66 @@ def load_service(config: Any, state: dict[str, Any]) -> Service:
         for table, round_id, boxes, decisions, draws, hands in state["extras"]
     }
     service.idem = dict(state["idem"])
-    # Copies: the state dict may be kept as the writer's base to rebuild from.
+    # Copies: the caller may keep the state dict.
     service.proposals = copy.deepcopy(state["proposals"])
     service.audit = list(state["audit"])
     return service
+
+
+def dump_text(service: Service, seq: int, head: str) -> str:
+    return canonical_json(dump_service(service, seq, head))
+
+
+def dump_text_aside(service: Service, seq: int, head: str) -> Awaitable[str]:
+    """`dump_text` of the state as it is at this call, without holding up the event loop:
+    await the result (always: it also reaps the child).
+
+    A forked child (copy-on-write: it sees the state as it was at the fork, whatever the
+    writer does next) serialises it and writes it to a pipe. The writer is held up by
+    the fork alone, not by walking the whole state (hundreds of milliseconds on a large
+    floor). Without fork (not POSIX) the state is dumped in place.
+    """
+    if not hasattr(os, "fork"):
+        return _ready(dump_text(service, seq, head))
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: serialise, write, leave without running any clean-up
+        code = 1
+        try:
+            os.close(read_end)
+            # Signals for the server (Ctrl-C, SIGTERM) are not the child's business,
+            # nor may they reach the parent's event loop through the inherited wakeup fd.
+            signal.set_wakeup_fd(-1)
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(signum, signal.SIG_DFL)
+            gc.disable()
+            data = dump_text(service, seq, head).encode()
+            with os.fdopen(write_end, "wb") as out:
+                out.write(data)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    return _collect(pid, read_end)
+
+
+async def _ready(text: str) -> str:
+    return text
+
+
+async def _collect(pid: int, read_end: int) -> str:
+    try:
+        data = await asyncio.to_thread(_read_all, read_end)
+    finally:
+        os.close(read_end)
+        _, status = await asyncio.to_thread(os.waitpid, pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"the snapshot process exited with status {status}")
+    return data.decode()
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)

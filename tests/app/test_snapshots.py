@@ -1,0 +1,174 @@
+"""Snapshots: taken aside by a forked process, exact, the base a failed commit rebuilds from,
+and what a restart starts from (DESIGN.md "The service": recovery = snapshot + replay)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from app.floor import load_floor
+from app.journal import JournalRow
+from app.main import create_app, floor_config
+from app.service import Service
+from app.settings import Settings
+from app.snapshots import dump_text, dump_text_aside
+from app.writer import GENESIS, Writer
+from tests.app.test_api import DEMO, Clock, bets_body
+from tests.app.test_metrics import FlakyJournal
+
+T01 = {"Authorization": "Bearer demo-table-T01"}
+T02 = {"Authorization": "Bearer demo-table-T02"}
+ROYAL = ["AH", "KH", "QH", "JH", "TH"]
+RNG = random.SystemRandom()
+
+
+def replayed(rows: list[JournalRow]) -> Service:
+    """The state the entries give, applied one by one to an empty floor."""
+    config, _ = floor_config(load_floor(DEMO))
+    service = Service(config)
+    for row in rows:
+        service.apply(orjson.loads(row.entry))
+        if row.idem_key is not None and row.body_sha256 is not None:
+            service.idem[row.idem_key] = row.body_sha256
+    return service
+
+
+@pytest.fixture
+async def served() -> AsyncIterator[tuple[httpx.AsyncClient, Writer, FlakyJournal, Clock]]:
+    clock, journal = Clock(), FlakyJournal()
+    app = create_app(Settings(snapshot_every=6), load_floor(DEMO), journal=journal)
+    writer: Writer = app.state.writer
+    writer.clock = clock
+    writer.outcome_wait_s = 0.2
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c,
+    ):
+        yield c, writer, journal, clock
+
+
+async def play(client: httpx.AsyncClient, clock: Clock, first: int, count: int) -> None:
+    """Rounds at T01 (stud link) with bets and an outcome; now and then a royal flush."""
+    for n in range(first, first + count):
+        body = bets_body(clock, (1, "10.00", "1.00"), (2, "10.00", "1.00"))
+        r = await client.post(f"/v1/tables/T01/rounds/S{n}/bets", json=body, headers=T01)
+        assert r.status_code == 200, r.text
+        cards = ROYAL if n % 4 == 0 else ["2C", "7D", "9H", "JS", "4C"]
+        other = ["3S", "5S", "8D", "TC", "KD"]
+        outcome = {
+            "boxes": [
+                {"box": 1, "dealt_at": clock.at(5), "cards": cards},
+                {"box": 2, "dealt_at": clock.at(6), "cards": other},
+            ]
+        }
+        r = await client.post(f"/v1/tables/T01/rounds/S{n}/outcome", json=outcome, headers=T01)
+        assert r.status_code == 200, r.text
+        clock.now += 1_000
+
+
+async def settled(writer: Writer) -> None:
+    for _ in range(200):
+        if writer.snapshot_task is None:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the snapshot was not stored")
+
+
+async def test_a_snapshot_is_the_state_its_entries_give_and_becomes_the_base(
+    served: tuple[httpx.AsyncClient, Writer, FlakyJournal, Clock],
+) -> None:
+    client, writer, journal, clock = served
+    await play(client, clock, 0, 8)
+    await settled(writer)
+    latest = await journal.latest_snapshot()
+    assert latest is not None
+    seq, text = latest
+    rows = [row async for row in journal.read(0)]
+    assert 6 <= seq <= len(rows)
+    expected = replayed(rows[:seq])
+    assert text == dump_text(expected, seq, rows[seq - 1].hash)
+    # The base a failed commit would rebuild from moved to the snapshot.
+    assert writer.base == text and writer.base_point == (seq, rows[seq - 1].hash)
+    assert [row.seq for row in writer.since_base] == list(range(seq + 1, len(rows) + 1))
+    assert writer.durable_head() == (rows[-1].seq, rows[-1].hash)
+
+
+async def test_a_failed_commit_after_a_snapshot_rebuilds_from_it(
+    served: tuple[httpx.AsyncClient, Writer, FlakyJournal, Clock],
+) -> None:
+    client, writer, journal, clock = served
+    await play(client, clock, 0, 8)
+    await settled(writer)
+    assert writer.base  # rebuilt from a snapshot, not from the empty floor
+    before = dump_text(writer.service, writer.seq, writer.head)
+    journal.down = True
+    body = bets_body(clock, (1, "10.00", "1.00"))
+    r = await client.post("/v1/tables/T02/rounds/LOST/bets", json=body, headers=T02)
+    assert r.status_code == 503
+    assert dump_text(writer.service, writer.seq, writer.head) == before
+    journal.down = False
+    await play(client, clock, 8, 2)
+    rows = [row async for row in journal.read(0)]
+    assert dump_text(writer.service, writer.seq, writer.head) == dump_text(
+        replayed(rows), rows[-1].seq, rows[-1].hash
+    )
+
+
+async def test_a_restart_from_the_snapshot_and_the_rows_after_it_is_the_same_state(
+    served: tuple[httpx.AsyncClient, Writer, FlakyJournal, Clock],
+) -> None:
+    client, writer, journal, clock = served
+    await play(client, clock, 0, 9)
+    await settled(writer)
+    latest = await journal.latest_snapshot()
+    assert latest is not None and latest[0] < writer.seq  # rows to replay after it
+    again = Writer(Service(writer.service.config), journal)
+    replayed_rows = await again.recover()
+    assert replayed_rows == writer.seq - latest[0]
+    assert (again.seq, again.head) == (writer.seq, writer.head)
+    assert dump_text(again.service, again.seq, again.head) == dump_text(
+        writer.service, writer.seq, writer.head
+    )
+
+
+async def test_the_forked_dump_is_the_state_at_the_call_whatever_comes_after() -> None:
+    config, _ = floor_config(load_floor(DEMO))
+    service = Service(config)
+    clock = Clock()
+    entry: dict[str, Any] = service.prepare_bets(
+        "T01", "R1", {"closed_at": clock.now, "boxes": [_box(1)]}, clock.now, RNG
+    )
+    service.apply(entry)
+    at_call = dump_text(service, 1, GENESIS)
+    pending = dump_text_aside(service, 1, GENESIS)
+    later = service.prepare_bets(
+        "T01", "R2", {"closed_at": clock.now, "boxes": [_box(2)]}, clock.now, RNG
+    )
+    service.apply(later)  # the writer goes on while the child serialises
+    text = await pending
+    assert text == at_call
+    assert dump_text(service, 1, GENESIS) != at_call
+
+
+def _box(n: int) -> dict[str, Any]:
+    return {"box": n, "ante": 10_000_000, "jackpot": 1_000_000, "jackpot_dealer": 0, "player": None}
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="POSIX only")
+async def test_a_failed_child_is_an_error_not_a_snapshot(monkeypatch: pytest.MonkeyPatch) -> None:
+    config, _ = floor_config(load_floor(DEMO))
+    service = Service(config)
+
+    def broken(*args: object) -> str:
+        raise RuntimeError("serialisation failed")
+
+    monkeypatch.setattr("app.snapshots.dump_text", broken)
+    with pytest.raises(RuntimeError, match="exited with status"):
+        await dump_text_aside(service, 0, GENESIS)
