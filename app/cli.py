@@ -201,7 +201,15 @@ def demo_command(args: argparse.Namespace) -> int:
                     process.wait(timeout=30)
                 except subprocess.TimeoutExpired:
                     process.kill()
-    return 0
+                    process.wait()
+    if not stopping:
+        statuses = ", ".join(
+            f"{name} {p.returncode}"
+            for name, p in zip(("server", "simulator"), processes, strict=False)
+        )
+        print(f"the demo stopped by itself (exit status: {statuses})", file=sys.stderr)
+        return 1
+    return 0 if server.returncode == 0 else 1  # the server drained and stopped cleanly
 
 
 class _Server(uvicorn.Server):

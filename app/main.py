@@ -11,6 +11,7 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 
 from app import problems
 from app.auth import Principal, Tokens
@@ -20,7 +21,7 @@ from app.floor import Floor as FloorFile
 from app.journal import Journal
 from app.logs import RequestContextMiddleware
 from app.metrics import Metrics, metrics_router
-from app.routes import router
+from app.routes import TABLE_BODIES, router
 from app.schemas import problem_responses
 from app.service import FloorConfig, Service, TableConfig
 from app.settings import Settings
@@ -129,6 +130,7 @@ def create_app(
         RequestContextMiddleware, access_log=settings.access_log, metrics=writer.metrics
     )
     app.include_router(router(writer, tokens))
+    _describe_bodies(app, TABLE_BODIES)
     app.include_router(metrics_router(writer.metrics))
     app.include_router(
         display_router(broadcaster, display_token=settings.display_token),
@@ -144,6 +146,25 @@ def create_app(
         return JSONResponse({"status": status, "journal_seq": seq, "head": head})
 
     return app
+
+
+def _describe_bodies(app: FastAPI, models: tuple[type[BaseModel], ...]) -> None:
+    """Put in the OpenAPI components the schemas of request bodies that routes read
+    themselves (app/routes.py `table_request`), as FastAPI does for those it reads."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        schema = generate()  # FastAPI keeps it as app.openapi_schema
+        components = schema.setdefault("components", {}).setdefault("schemas", {})
+        for model in models:
+            body = model.model_json_schema(ref_template="#/components/schemas/{model}")
+            components.update(body.pop("$defs", {}))
+            components[model.__name__] = body
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def create_display_app(settings: Settings, floor: FloorFile) -> FastAPI:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import re
+from typing import Annotated, Any, TypeVar
 
 import orjson
-from fastapi import APIRouter, Header, Path, Query
+from fastapi import APIRouter, Header, Path, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
+from pydantic import BaseModel, ValidationError
 
 from app.auth import Tokens
 from app.operators import audit_view, proposal_view
@@ -43,37 +46,104 @@ TableId = Annotated[str, Path(pattern=ID_PATTERN)]
 RoundId = TableId
 
 
+Body = TypeVar("Body", bound=BaseModel)
+ID_RE = re.compile(ID_PATTERN)
+# The request bodies the table events read themselves: main.py puts their schemas in
+# the OpenAPI components (FastAPI adds only those of the parameters it reads).
+TABLE_BODIES: tuple[type[BaseModel], ...] = (BetsRequest, OutcomeRequest, VoidRequest)
+
+
+def table_event(body: type[BaseModel]) -> dict[str, Any]:
+    """The OpenAPI description of a table event: what FastAPI would derive from
+    `table: TableId, round: RoundId, body: <body>, authorization: Auth`."""
+
+    def path(name: str) -> dict[str, Any]:
+        schema = {"type": "string", "pattern": ID_PATTERN, "title": name.title()}
+        return {"name": name, "in": "path", "required": True, "schema": schema}
+
+    authorization = {"type": "string", "title": "Authorization"}
+    return {
+        "tags": ["tables"],
+        "openapi_extra": {
+            "parameters": [
+                path("table"),
+                path("round"),
+                {
+                    "name": "Authorization",
+                    "in": "header",
+                    "required": False,
+                    "schema": {"anyOf": [authorization, {"type": "null"}]},
+                },
+            ],  # fmt: skip
+            "requestBody": {
+                "required": True,
+                "content": {
+                    "application/json": {
+                        "schema": {"$ref": f"#/components/schemas/{body.__name__}"}
+                    }
+                },
+            },
+        },
+    }
+
+
+async def table_request(request: Request, model: type[Body]) -> tuple[str, str, Body]:
+    """The table, round and body of a table event, or a 422 naming every bad field (as
+    FastAPI words it: `loc` starts with "path" or "body")."""
+    errors: list[dict[str, Any]] = []
+    ids = []
+    for name in ("table", "round"):
+        value = request.path_params[name]
+        if ID_RE.match(value) is None:
+            errors.append({
+                "type": "string_pattern_mismatch", "loc": ("path", name),
+                "msg": f"String should match pattern '{ID_PATTERN}'", "input": value,
+                "ctx": {"pattern": ID_PATTERN},
+            })  # fmt: skip
+        ids.append(value)
+    body = None
+    try:
+        body = model.model_validate_json(await request.body())
+    except ValidationError as error:
+        errors.extend({**e, "loc": ("body", *e["loc"])} for e in error.errors(include_url=False))
+    if errors or body is None:
+        raise RequestValidationError(errors)
+    return ids[0], ids[1], body
+
+
 def router(writer: Writer, tokens: Tokens) -> APIRouter:
     api = APIRouter(responses=problem_responses(401, 403, 404, 409, 422, 503))
 
     def service() -> Service:
         return writer.service
 
-    @api.post("/v1/tables/{table}/rounds/{round}/bets", tags=["tables"])
-    async def post_bets(
-        table: TableId, round: RoundId, body: BetsRequest, authorization: Auth = None
-    ) -> JSONResponse:
-        tokens.table(authorization, table)
-        status, answer = await writer.submit("bets", table, round, body.domain())
-        return JSONResponse(answer, status_code=200)
+    # The table events are the hot path: their path, header and body are read here, the
+    # body parsed and validated in one pass by pydantic-core (model_validate_json), rather
+    # than by FastAPI's per-parameter machinery (a sixth of the server's time per event).
+    # Same checks, same 422 answers; the OpenAPI description is given by `table_event`.
 
-    @api.post("/v1/tables/{table}/rounds/{round}/outcome", tags=["tables"])
-    async def post_outcome(
-        table: TableId, round: RoundId, body: OutcomeRequest, authorization: Auth = None
-    ) -> JSONResponse:
-        tokens.table(authorization, table)
-        await writer.submit("outcome", table, round, body.domain())
+    @api.post("/v1/tables/{table}/rounds/{round}/bets", **table_event(BetsRequest))
+    async def post_bets(request: Request) -> JSONResponse:
+        table, round_id, body = await table_request(request, BetsRequest)
+        tokens.table(request.headers.get("authorization"), table)
+        _, answer = await writer.submit("bets", table, round_id, body.domain())
+        return JSONResponse(answer)
+
+    @api.post("/v1/tables/{table}/rounds/{round}/outcome", **table_event(OutcomeRequest))
+    async def post_outcome(request: Request) -> JSONResponse:
+        table, round_id, body = await table_request(request, OutcomeRequest)
+        tokens.table(request.headers.get("authorization"), table)
+        await writer.submit("outcome", table, round_id, body.domain())
         # Meter awards are pending until the watermark passes them: wait a while for
         # their final amounts; the waiting holds up nothing else (the writer goes on).
-        await writer.wait_final(table, round, writer.outcome_wait_s)
-        return JSONResponse(outcome_answer(service(), table, round))
+        await writer.wait_final(table, round_id, writer.outcome_wait_s)
+        return JSONResponse(outcome_answer(service(), table, round_id))
 
-    @api.post("/v1/tables/{table}/rounds/{round}/void", tags=["tables"])
-    async def post_void(
-        table: TableId, round: RoundId, body: VoidRequest, authorization: Auth = None
-    ) -> JSONResponse:
-        tokens.table(authorization, table)
-        _, answer = await writer.submit("void", table, round, body.domain())
+    @api.post("/v1/tables/{table}/rounds/{round}/void", **table_event(VoidRequest))
+    async def post_void(request: Request) -> JSONResponse:
+        table, round_id, body = await table_request(request, VoidRequest)
+        tokens.table(request.headers.get("authorization"), table)
+        _, answer = await writer.submit("void", table, round_id, body.domain())
         return JSONResponse(answer)
 
     @api.get("/v1/tables/{table}/rounds/{round}", tags=["tables"])

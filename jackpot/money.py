@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import NewType
 
@@ -31,6 +32,11 @@ def parse_money(text: str) -> Money:
     """'12.50' -> Money. At most two decimal places, no sign, no exponent, no float."""
     if not isinstance(text, str):
         raise MoneyError('money must be a decimal string such as "1.00"')
+    return _parse_money(text)
+
+
+@functools.lru_cache(maxsize=4_096)  # a floor's wagers are a few amounts, again and again
+def _parse_money(text: str) -> Money:
     match = _MONEY_RE.match(text)
     if match is None:
         raise MoneyError(
