@@ -16,6 +16,14 @@ from app import opcli, simulate
 
 DEMO_FLOOR = Path(__file__).parent / "demo" / "floor.toml"
 
+# The cyclic collector's thresholds. With the defaults it walks the long-lived state
+# again and again as it grows (pauses of 100-300 ms under load, bets at a third of the
+# rate). Rare, larger young collections suit both roles: the writer also takes its state
+# out of the collector at each snapshot (app/writer.py); a display process holds
+# thousands of websockets (bench/bench_displays.py). Measured: smaller steps (5,000 / 5)
+# shortened the pauses but cost throughput, and p99 did not move.
+GC_THRESHOLDS = (50_000, 50, 1_000)
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
@@ -141,10 +149,7 @@ def serve_command(args: argparse.Namespace) -> int:
         ws_per_message_deflate=False,
     )
     server = _Server(config)
-    # The state is many small long-lived objects; the default thresholds make the
-    # collector walk all of them every few thousand allocations (p99 latency spikes).
-    # Rounds form no reference cycles worth collecting often.
-    gc.set_threshold(50_000, 50, 1_000)
+    gc.set_threshold(*GC_THRESHOLDS)
     server.run()
     return 0
 

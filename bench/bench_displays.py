@@ -56,6 +56,7 @@ def serve(port: int, args: argparse.Namespace, redis_url: str | None) -> None:
 
     from app.broadcast import Broadcaster, MemoryBackend
     from app.broadcast_redis import RedisBackend
+    from app.cli import GC_THRESHOLDS
     from app.display import display_router
 
     backend = MemoryBackend() if redis_url is None else RedisBackend(redis_url, role="display")
@@ -93,7 +94,7 @@ def serve(port: int, args: argparse.Namespace, redis_url: str | None) -> None:
     if args.gc == "off":
         gc.disable()
     elif args.gc == "tuned":
-        gc.set_threshold(50_000, 50, 1_000)  # as `jackpot serve` sets them (app/cli.py)
+        gc.set_threshold(*GC_THRESHOLDS)  # as `jackpot serve --role display`
 
     @app.get("/bench/stats")
     async def stats() -> dict[str, Any]:

@@ -197,6 +197,7 @@ def main() -> None:
     parser.add_argument("--outcome-s", type=float, default=40.0)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--profile", action="store_true", help="print where the time goes")
+    parser.add_argument("--sort", default="tottime", help="profile order: tottime, cumulative")
     args = parser.parse_args()
     config = floor(args.tables)
     start = time.perf_counter()
@@ -230,7 +231,7 @@ def main() -> None:
     if not report.ok:
         print(format_report(report, shown=5))
     if profile is not None:
-        pstats.Stats(profile).sort_stats("tottime").print_stats(30)
+        pstats.Stats(profile).sort_stats(args.sort).print_stats(40)
 
 
 if __name__ == "__main__":
