@@ -96,6 +96,13 @@ def add_audit_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
                 default=None,
                 help="progress bar on stderr (default: when stderr is a terminal)",
             )
+            p.add_argument(
+                "--jobs",
+                type=int,
+                default=1,
+                help="processes: the journal is cut at stored snapshots into segments "
+                "verified side by side, each ending on the snapshot the next starts from",
+            )
         else:
             p.add_argument("--from", dest="from_", default=None, help="recorded at or after")
             p.add_argument("--to", default=None, help="recorded before")

@@ -22,7 +22,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, TextIO
 
-import asyncpg
 import orjson
 
 from app.journal import Journal, JournalRow, PostgresJournal
@@ -72,31 +71,38 @@ async def export(journal: Journal, out: TextIO, start: int | None, end: int | No
 
 
 @contextlib.asynccontextmanager
-async def open_journal(args: argparse.Namespace) -> AsyncIterator[Journal]:
-    """The stored journal, read-only: DATABASE_URL (--database-url), else the embedded
-    PostgreSQL under --data-dir (joined if the server is running, left running then)."""
+async def journal_dsn(args: argparse.Namespace) -> AsyncIterator[str]:
+    """DATABASE_URL (--database-url), else the embedded PostgreSQL under --data-dir
+    (joined if the server is running, and left running then)."""
     from app.database import start_embedded
     from app.settings import Settings
 
     settings = Settings()
     dsn = getattr(args, "database_url", None) or settings.database_url
-    embedded = None
-    if dsn is None:
-        data_dir = Path(getattr(args, "data_dir", None) or settings.data_dir)
-        if not (data_dir / "postgres").is_dir():
-            raise SystemExit(f"no journal under {data_dir}: give --data-dir or DATABASE_URL")
-        embedded = await start_embedded(data_dir)
-        dsn = embedded.dsn
-    # Every transaction of this pool is READ ONLY: an audit tool that cannot write.
-    pool = await asyncpg.create_pool(
-        dsn, min_size=1, max_size=2, server_settings={"default_transaction_read_only": "on"}
-    )
+    if dsn is not None:
+        yield dsn
+        return
+    data_dir = Path(getattr(args, "data_dir", None) or settings.data_dir)
+    if not (data_dir / "postgres").is_dir():
+        raise SystemExit(f"no journal under {data_dir}: give --data-dir or DATABASE_URL")
+    embedded = await start_embedded(data_dir)
     try:
-        yield PostgresJournal(pool, timeout=60.0)
+        yield embedded.dsn
     finally:
-        await pool.close()
-        if embedded is not None:
-            await embedded.stop()
+        await embedded.stop()
+
+
+@contextlib.asynccontextmanager
+async def open_journal(args: argparse.Namespace) -> AsyncIterator[Journal]:
+    """The stored journal, read-only (`journal_dsn`)."""
+    from app.verify import read_only_pool
+
+    async with journal_dsn(args) as dsn:
+        pool = await read_only_pool(dsn)
+        try:
+            yield PostgresJournal(pool, timeout=60.0)
+        finally:
+            await pool.close()
 
 
 def main_export(args: argparse.Namespace) -> int:

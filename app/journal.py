@@ -64,6 +64,12 @@ class Journal(Protocol):
     async def latest_snapshot(self) -> tuple[int, str] | None:
         """(seq, state) of the snapshot with the highest seq."""
 
+    async def snapshot_seqs(self) -> list[int]:
+        """The seq of every stored snapshot, in order."""
+
+    async def snapshot_at(self, seq: int) -> str | None:
+        """The state stored after entry `seq`, if a snapshot was taken there."""
+
     async def close(self) -> None: ...
 
 
@@ -129,6 +135,14 @@ class MemoryJournal:
             return None
         seq = max(self._snapshots)
         return seq, self._snapshots[seq][1]
+
+    async def snapshot_seqs(self) -> list[int]:
+        self._check_open()
+        return sorted(self._snapshots)
+
+    async def snapshot_at(self, seq: int) -> str | None:
+        self._check_open()
+        return self._snapshots[seq][1] if seq in self._snapshots else None
 
     async def close(self) -> None:
         self._closed = True
@@ -262,6 +276,15 @@ class PostgresJournal:
     async def latest_snapshot(self) -> tuple[int, str] | None:
         record = await self._fetchrow("SELECT seq, state FROM snapshots ORDER BY seq DESC LIMIT 1")
         return None if record is None else (record["seq"], record["state"])
+
+    async def snapshot_seqs(self) -> list[int]:
+        return [
+            record["seq"] for record in await self._fetch("SELECT seq FROM snapshots ORDER BY seq")
+        ]
+
+    async def snapshot_at(self, seq: int) -> str | None:
+        record = await self._fetchrow("SELECT state FROM snapshots WHERE seq = $1", seq)
+        return None if record is None else str(record["state"])
 
     async def close(self) -> None:
         self._closed = True

@@ -34,11 +34,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+import asyncpg
 import orjson
 
-from app.journal import Journal, JournalRow
+from app.journal import Journal, JournalRow, PostgresJournal
 from app.operators import operator_answer
 from app.service import FloorConfig, Service
+from app.snapshots import dump_text, load_service
 from app.views import bets_answer, outcome_answer, void_answer
 from jackpot.errors import JackpotError
 from jackpot.floor import FinalizeResult, VoidResult
@@ -131,6 +133,41 @@ class Verifier:
             **{kind: operator for kind in ("seed", "reset", "correct")},
             **{kind: operator for kind in ("propose", "approve", "reject")},
         }
+
+    @classmethod
+    def resume(cls, config: FloorConfig, snapshot: str) -> Verifier:
+        """A verifier that goes on after a stored snapshot's entry, from the state it
+        describes: the verification of the entries before it must arrive at exactly that
+        state (`check_snapshot`), which is what makes it trustworthy."""
+        verifier = cls(config)
+        state = orjson.loads(snapshot)
+        verifier.service = load_service(config, state)
+        verifier.seq, verifier.head = state["seq"], state["head"]
+        floor = verifier.service.floor
+        for link in floor.links.values():
+            verifier._sequence[link.id] = link.sequence
+        records: list[AwardRecord | ResetRecord] = [*floor.awards.values()]
+        records.extend(floor.resets.values())
+        for record in records:
+            last = verifier._last_key.get(record.link)
+            if record.state == FINAL and (last is None or record.event.key > last):
+                verifier._last_key[record.link] = record.event.key
+        return verifier
+
+    def check_snapshot(self, snapshot: str) -> None:
+        """The stored snapshot after this verifier's last entry must be the state its
+        replay arrived at, byte for byte (a segment after it started from it)."""
+        ours = dump_text(self.service, self.seq, self.head)
+        if ours == snapshot:
+            return
+        try:
+            path, was, should = first_difference(orjson.loads(snapshot), orjson.loads(ours))
+            what = f"after seq {self.seq}{path}: stored, and as the entries give it"
+        except orjson.JSONDecodeError as error:
+            was, should, what = snapshot, None, f"unreadable ({error})"
+        self.discrepancy_count += 1
+        if len(self.discrepancies) < self.keep:
+            self.discrepancies.append(Discrepancy(self.seq, "snapshot", what, was, should))
 
     # -- one row -------------------------------------------------------------------
 
@@ -564,19 +601,190 @@ class ProgressBar:
 
 
 async def verify(
-    journal: Journal, config: FloorConfig, *, progress: bool, out: TextIO | None = None
+    journal: Journal,
+    config: FloorConfig,
+    *,
+    progress: bool,
+    out: TextIO | None = None,
+    jobs: int = 1,
+    dsn: str | None = None,
 ) -> Report:
     """Replay the journal as it stands now, up to its last entry at the start (the server
-    may keep writing meanwhile: what comes after is for the next run)."""
+    may keep writing meanwhile: what comes after is for the next run).
+
+    With `jobs` > 1 the journal is cut at stored snapshots into segments verified side by
+    side (in processes of their own given `dsn`, else one after the other): each segment
+    but the first starts from the snapshot at its start, and the segment before it must
+    end on exactly that snapshot, so the whole is as strong as one replay from entry 1.
+    """
     last = await journal.last()
     end = 0 if last is None else last.seq
-    verifier = Verifier(config)
+    cuts = plan_segments(await journal.snapshot_seqs(), end, jobs) if jobs > 1 else []
+    segments = list(zip([0, *cuts], [*cuts, end], strict=True))
     bar = ProgressBar(end, out or sys.stderr) if progress and end else None
-    with without_cyclic_gc():
-        await _feed(journal, verifier, end, bar)
+    if dsn is not None and len(segments) > 1:
+        reports = await _in_processes(dsn, config, segments, jobs, bar)
+    else:
+        done = 0
+
+        def advance(entries: int) -> None:
+            if bar is not None:
+                bar.update(done + entries)
+
+        reports = []
+        for start, stop in segments:
+            report = await verify_segment(journal, config, start, stop, stop < end, advance)
+            reports.append(report)
+            done += report.entries
     if bar is not None:
-        bar.close(verifier.entries)
+        bar.close(sum(r.entries for r in reports))
+    return merge(reports, keep=Verifier(config).keep)
+
+
+def plan_segments(snapshots: Iterable[int], end: int, jobs: int) -> list[int]:
+    """Up to jobs - 1 snapshot seqs that cut (0, end] into nearly equal segments."""
+    seqs = sorted(seq for seq in set(snapshots) if 0 < seq < end)
+    cuts: list[int] = []
+    for k in range(1, jobs):
+        target = end * k // jobs
+        best = min(seqs, key=lambda seq: abs(seq - target), default=None)
+        if best is not None and (not cuts or best > cuts[-1]):
+            cuts.append(best)
+    return cuts
+
+
+async def verify_segment(
+    journal: Journal,
+    config: FloorConfig,
+    start: int,
+    stop: int,
+    ends_on_snapshot: bool,
+    advance: Callable[[int], None] | None = None,
+) -> Report:
+    """Entries start + 1 .. stop: from the empty floor when start is 0, else from the
+    snapshot after entry `start`; then, if a segment starts at `stop`, the snapshot there
+    is checked against the state reached."""
+    if start == 0:
+        verifier = Verifier(config)
+    else:
+        snapshot = await journal.snapshot_at(start)
+        try:
+            verifier = Verifier.resume(config, snapshot or "")
+        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as error:
+            # The segment before names the difference too; this one cannot start.
+            unread = Verifier(config)
+            unread.seq = start
+            what = f"unreadable: no segment can start from it ({error!r})"
+            unread.discrepancies.append(Discrepancy(start, "snapshot", what, snapshot, None))
+            unread.discrepancy_count = 1
+            return unread.report()
+    with without_cyclic_gc():
+        if stop > start:
+            rows = journal.read(start)
+            async with contextlib.aclosing(rows):  # type: ignore[type-var]
+                async for row in rows:
+                    verifier.feed(row)
+                    if advance is not None and not verifier.entries % 2_048:
+                        advance(verifier.entries)
+                    if row.seq >= stop:
+                        break
+        if ends_on_snapshot:
+            snapshot = await journal.snapshot_at(stop)
+            if snapshot is None:
+                raise ValueError(f"no snapshot after seq {stop} to end a segment on")
+            verifier.check_snapshot(snapshot)
     return verifier.report()
+
+
+def merge(reports: list[Report], *, keep: int) -> Report:
+    """One report for consecutive segments: counts add up, the state is the last one's."""
+    last = reports[-1]
+    kinds: Counter[str] = Counter()
+    for report in reports:
+        kinds.update(report.kinds)
+    found = [d for report in reports for d in report.discrepancies]
+    return Report(
+        entries=sum(r.entries for r in reports),
+        last_seq=last.last_seq,
+        head=last.head,
+        kinds=dict(kinds),
+        rounds=sum(r.rounds for r in reports),
+        void_rounds=sum(r.void_rounds for r in reports),
+        meter_awards=last.meter_awards,
+        pending_awards=last.pending_awards,
+        fixed_awards=sum(r.fixed_awards for r in reports),
+        fixed_total=sum(r.fixed_total for r in reports),
+        meters=last.meters,
+        discrepancies=tuple(found[:keep]),
+        discrepancy_count=sum(r.discrepancy_count for r in reports),
+    )
+
+
+# Segments in processes of their own: each reads its entries from PostgreSQL itself.
+_done: Any = None  # a shared counter of entries verified, in each worker
+
+
+def _init_worker(counter: Any) -> None:
+    global _done
+    _done = counter
+
+
+def _segment_in_process(
+    dsn: str, config: FloorConfig, start: int, stop: int, ends_on_snapshot: bool
+) -> Report:
+    seen = [0]
+
+    def advance(entries: int) -> None:
+        with _done.get_lock():
+            _done.value += entries - seen[0]
+        seen[0] = entries
+
+    async def run() -> Report:
+        pool = await read_only_pool(dsn)
+        try:
+            journal = PostgresJournal(pool, timeout=60.0)
+            return await verify_segment(journal, config, start, stop, ends_on_snapshot, advance)
+        finally:
+            await pool.close()
+
+    return asyncio.run(run())
+
+
+async def read_only_pool(dsn: str) -> Any:
+    # Every transaction of this pool is READ ONLY: an audit tool that cannot write.
+    return await asyncpg.create_pool(
+        dsn, min_size=1, max_size=2, server_settings={"default_transaction_read_only": "on"}
+    )
+
+
+async def _in_processes(
+    dsn: str,
+    config: FloorConfig,
+    segments: list[tuple[int, int]],
+    jobs: int,
+    bar: ProgressBar | None,
+) -> list[Report]:
+    import concurrent.futures
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")  # nothing of this process's state
+    counter = context.Value("q", 0)
+    end = segments[-1][1]
+    with concurrent.futures.ProcessPoolExecutor(
+        max_workers=jobs, mp_context=context, initializer=_init_worker, initargs=(counter,)
+    ) as pool:
+        futures = [
+            asyncio.wrap_future(
+                pool.submit(_segment_in_process, dsn, config, start, stop, stop < end)
+            )
+            for start, stop in segments
+        ]
+        waiting = asyncio.gather(*futures)
+        while not waiting.done():
+            if bar is not None:
+                bar.update(counter.value)
+            await asyncio.wait([waiting], timeout=0.5)
+        return list(await waiting)
 
 
 @contextlib.contextmanager
@@ -589,18 +797,6 @@ def without_cyclic_gc() -> Iterator[None]:
         yield
     finally:
         gc.enable()
-
-
-async def _feed(journal: Journal, verifier: Verifier, end: int, bar: ProgressBar | None) -> None:
-    if end:
-        rows = journal.read(0)
-        async with contextlib.aclosing(rows):  # type: ignore[type-var]
-            async for row in rows:
-                verifier.feed(row)
-                if bar is not None and not verifier.entries % 2_048:
-                    bar.update(verifier.entries)
-                if row.seq >= end:
-                    break
 
 
 # -- the command ---------------------------------------------------------------------------
@@ -657,7 +853,7 @@ def load_config(path: Path | None) -> FloorConfig:
 
 def main_verify(args: argparse.Namespace) -> int:
     """`jackpot verify`: 0 when the journal verifies, 1 with discrepancies, 2 on bad input."""
-    from app.export import open_journal
+    from app.export import journal_dsn
     from app.floor import FloorError
 
     try:
@@ -668,10 +864,16 @@ def main_verify(args: argparse.Namespace) -> int:
     progress = getattr(args, "progress", None)
     if progress is None:
         progress = sys.stderr.isatty()
+    jobs = getattr(args, "jobs", None) or 1
 
     async def run() -> Report:
-        async with open_journal(args) as journal:
-            return await verify(journal, config, progress=progress)
+        async with journal_dsn(args) as dsn:
+            pool = await read_only_pool(dsn)
+            try:
+                journal = PostgresJournal(pool, timeout=60.0)
+                return await verify(journal, config, progress=progress, jobs=jobs, dsn=dsn)
+            finally:
+                await pool.close()
 
     report = asyncio.run(run())
     print(format_report(report))

@@ -62,6 +62,7 @@ class ListJournal:
 
     def __init__(self) -> None:
         self.rows: list[JournalRow] = []
+        self.snapshots: dict[int, str] = {}
 
     async def append(self, rows: Sequence[JournalRow]) -> None:
         self.rows.extend(rows)
@@ -73,10 +74,16 @@ class ListJournal:
         return self.rows[-1] if self.rows else None
 
     async def save_snapshot(self, seq: int, taken_at_ms: int, state: str) -> None:
-        pass
+        self.snapshots[seq] = state
 
     async def latest_snapshot(self) -> tuple[int, str] | None:
         return None
+
+    async def snapshot_seqs(self) -> list[int]:
+        return sorted(self.snapshots)
+
+    async def snapshot_at(self, seq: int) -> str | None:
+        return self.snapshots.get(seq)
 
     async def close(self) -> None:
         pass

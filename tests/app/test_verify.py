@@ -25,7 +25,15 @@ from app.export import export_line
 from app.journal import JournalRow, MemoryJournal, PostgresJournal
 from app.service import FloorConfig, Service, TableConfig
 from app.snapshots import dump_service
-from app.verify import Report, Verifier, first_difference, format_report, main_verify, verify
+from app.verify import (
+    Report,
+    Verifier,
+    first_difference,
+    format_report,
+    main_verify,
+    plan_segments,
+    verify,
+)
 from app.writer import Submission, Writer
 from jackpot.config import LinkConfig, MeterConfig, Timing
 from jackpot.money import Money, parse_money, parse_rate
@@ -95,6 +103,8 @@ class Floor:
     async def flush(self) -> None:
         batch, self.batch = self.batch, []
         await self.writer._process(batch)
+        if self.writer.snapshot_task is not None:  # stored before the next request
+            await self.writer.snapshot_task
         for sub in batch:  # refused requests are part of a history too: not our concern
             if sub.future.done() and not sub.future.cancelled():
                 sub.future.exception()
@@ -110,7 +120,7 @@ class Floor:
     async def later(self, ms: int) -> None:
         """Time passes; the writer finalises what is due (its timer)."""
         self.now += ms
-        await self.writer._process([])
+        await self.flush()
 
 
 def box(n: int, ante: str = "10.00", jackpot: str = "1.00", dealer: str = "0",
@@ -635,3 +645,114 @@ async def _ping(dsn: str) -> None:
         assert await connection.fetchval("SELECT count(*) FROM journal") > 10
     finally:
         await connection.close()
+
+
+# -- segments: verified side by side, each from the snapshot the one before must reach ------
+
+
+async def _history_with_snapshots(journal: Any = None, steps: int = 2_000) -> Floor:
+    floor = Floor(journal=journal, seed=5)
+    floor.writer.snapshot_every = 300
+    await History(floor, random.Random(11)).run(steps)
+    return floor
+
+
+async def test_segments_from_snapshots_give_the_report_of_one_replay() -> None:
+    floor = await _history_with_snapshots()
+    journal = floor.journal
+    snapshots = await journal.snapshot_seqs()
+    last = floor.writer.seq
+    assert len(plan_segments(snapshots, last, 4)) == 3  # four segments
+    whole = await verify(journal, CONFIG, progress=False)
+    parts = await verify(journal, CONFIG, progress=False, jobs=4)
+    assert whole.ok, format_report(whole)
+    assert parts == whole
+    assert whole.entries == last and whole.meter_awards > 5
+
+
+async def test_a_stored_snapshot_is_checked_not_trusted() -> None:
+    floor = await _history_with_snapshots()
+    journal = floor.journal
+    last = floor.writer.seq
+    cut = plan_segments(await journal.snapshot_seqs(), last, 2)[0]
+    stored = await journal.snapshot_at(cut)
+    assert stored is not None
+    state = json.loads(stored)
+    state["floor"]["links"]["stud"]["meters"][0]["value"] += 10_000  # one cent more
+    journal._snapshots[cut] = (0, canonical_json(state))
+    report = await verify(journal, CONFIG, progress=False, jobs=2)
+    assert not report.ok
+    assert [d.kind for d in report.discrepancies][0] == "snapshot"
+    assert report.discrepancies[0].seq == cut
+    # From the entries alone (one segment) nothing is wrong: the snapshot is what lied.
+    assert (await verify(journal, CONFIG, progress=False)).ok
+
+
+async def test_an_entry_changed_in_a_later_segment_is_named() -> None:
+    floor = await _history_with_snapshots()
+    journal = floor.journal
+    rows = await rows_of(journal)
+    cut = plan_segments(await journal.snapshot_seqs(), floor.writer.seq, 2)[0]
+    seq = next(r.seq for r in rows if r.kind == "outcome" and r.seq > cut + 10)
+
+    def change(entry: dict[str, Any]) -> None:
+        entry["boxes"][0]["dealt_at"] += 1
+
+    _tamper(rows, seq, change)
+    forged = MemoryJournal()
+    await forged.append(rows)
+    for snapshot_seq in await journal.snapshot_seqs():
+        text = await journal.snapshot_at(snapshot_seq)
+        assert text is not None
+        await forged.save_snapshot(snapshot_seq, 0, text)
+    report = await verify(forged, CONFIG, progress=False, jobs=2)
+    assert _seqs(report) == {seq}
+
+
+def test_plan_segments_cuts_at_snapshots_near_equal_parts() -> None:
+    assert plan_segments([100, 200, 300, 400, 500], 600, 3) == [200, 400]
+    assert plan_segments([100], 600, 3) == [100]  # one snapshot: two segments
+    assert plan_segments([], 600, 4) == []
+    assert plan_segments([600, 700], 600, 2) == []  # at or after the end: no cut
+
+
+def test_jobs_in_processes_against_postgresql(
+    fresh_dsn: str, floor_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`jackpot verify --jobs 2`: segments in processes of their own, each reading its
+    entries from PostgreSQL; a snapshot changed in the store is named."""
+    from app.verify import load_config
+
+    async def write() -> int:
+        pool = await asyncpg.create_pool(fresh_dsn, min_size=1, max_size=2)
+        try:
+            floor = Floor(load_config(floor_file), PostgresJournal(pool), seed=5)
+            floor.writer.snapshot_every = 300
+            await History(floor, random.Random(11)).run(1_000)
+            return floor.writer.seq
+        finally:
+            await pool.close()
+
+    last = asyncio.run(write())
+    assert main_verify(_args(fresh_dsn, floor_file, jobs=2)) == 0
+    out = capsys.readouterr().out
+    assert f"seq 1..{last:,}" in out and "OK" in out
+    cut = plan_segments(asyncio.run(_snapshot_seqs(fresh_dsn)), last, 2)[0]
+    # A timeline's event counter changed in the stored snapshot (57 -> 157, say): valid
+    # JSON, a different state.
+    _execute(fresh_dsn, "UPDATE snapshots SET state = replace(state, '\"serial\":', "
+             "'\"serial\":1') WHERE seq = $1", cut)  # fmt: skip
+    assert main_verify(_args(fresh_dsn, floor_file, jobs=2)) == 1
+    assert f"seq {cut} (snapshot)" in capsys.readouterr().out
+    # A snapshot that is not even JSON: named, the segment after it cannot start.
+    _execute(fresh_dsn, "UPDATE snapshots SET state = 'garbage' WHERE seq = $1", cut)
+    assert main_verify(_args(fresh_dsn, floor_file, jobs=2)) == 1
+    assert f"seq {cut} (snapshot): unreadable" in capsys.readouterr().out
+
+
+async def _snapshot_seqs(dsn: str) -> list[int]:
+    pool = await asyncpg.create_pool(dsn, min_size=1, max_size=1)
+    try:
+        return await PostgresJournal(pool).snapshot_seqs()
+    finally:
+        await pool.close()
