@@ -1,7 +1,7 @@
 """Prints how many journal entries `jackpot verify` checks per second.
 
     .venv/bin/python bench/bench_verify.py [--entries 1000000] [--tables 200]
-        [--round-s 60] [--outcome-s 40] [--profile]
+        [--round-s 60] [--outcome-s 40] [--profile] [--jobs 2]
 
 The journal is written first by the real single writer (app/writer.py: `_process`, driven
 the way its task drives it, the timer's finalize entries included) at a simulated time:
@@ -13,6 +13,10 @@ with real cards; a straight flush about once in 2,000 rounds and a royal flush o
 void once in 100 rounds. Then a Verifier replays all of it as `jackpot verify` does
 (chain, rules, answers, ledger) and the figure is the entries per second of that replay
 alone, reading rows from memory (no database).
+
+With `--jobs N` the same journal and the writer's snapshots are then put in an embedded
+PostgreSQL and verified as `jackpot verify` does, with one process and with N (segments
+cut at snapshots, each in a process of its own, app/verify.py).
 
 `--round-s 0.3 --outcome-s 2` compresses time 200-fold (bench_core.py's floor): the
 same entries, but hundreds of events pending at once and a pending award most of the
@@ -27,7 +31,9 @@ import cProfile
 import heapq
 import pstats
 import random
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
@@ -35,9 +41,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.journal import JournalRow  # noqa: E402
+from app.database import create_pool, migrate, start_embedded  # noqa: E402
+from app.journal import JournalRow, PostgresJournal  # noqa: E402
 from app.service import FloorConfig, Service, TableConfig  # noqa: E402
-from app.verify import Verifier, format_report, without_cyclic_gc  # noqa: E402
+from app.verify import Verifier, format_report, verify, without_cyclic_gc  # noqa: E402
 from app.writer import Submission, Writer  # noqa: E402
 from jackpot.config import LinkConfig, MeterConfig, Timing  # noqa: E402
 from jackpot.money import parse_money, parse_rate  # noqa: E402
@@ -141,7 +148,7 @@ def _outcome(
 
 async def write(
     config: FloorConfig, entries: int, seed: int, round_ms: int, outcome_ms: int
-) -> list[JournalRow]:
+) -> ListJournal:
     """The floor's journal, written by the real writer, as its task would drive it."""
     rng = random.Random(seed)
     journal = ListJournal()
@@ -162,7 +169,7 @@ async def write(
         sleep = writer._sleep_s()
         if sleep is not None and clock[0] + int(sleep * 1000) + 1 < at:
             clock[0] += max(1, int(sleep * 1000) + 1)
-            await writer._process([])
+            await _process(writer, None)
             continue
         heapq.heappop(events)
         clock[0] = max(clock[0], at)
@@ -186,11 +193,19 @@ async def write(
             heapq.heappush(events, (max(later, at + gap) + 30, n, table, "next", "", {"i": i}))
             continue
         await _process(writer, Submission(kind, table, round_id, body, None, loop.create_future()))
-    return journal.rows[:entries]
+    del journal.rows[entries:]
+    journal.snapshots = {seq: text for seq, text in journal.snapshots.items() if seq < entries}
+    return journal
 
 
-async def _process(writer: Writer, sub: Submission) -> None:
-    await writer._process([sub])
+async def _process(writer: Writer, sub: Submission | None) -> None:
+    """One request (None: the writer's timer), and the snapshot it may have started stored
+    before the next, as the server's loop would have done meanwhile."""
+    await writer._process([] if sub is None else [sub])
+    if writer.snapshot_task is not None:
+        await writer.snapshot_task
+    if sub is None:
+        return
     error = sub.future.exception()
     if error is not None:
         raise SystemExit(f"the writer refused {sub.kind} {sub.table}/{sub.round}: {error}")
@@ -205,13 +220,18 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--profile", action="store_true", help="print where the time goes")
     parser.add_argument("--sort", default="tottime", help="profile order: tottime, cumulative")
+    parser.add_argument(
+        "--jobs", type=int, default=0,
+        help="also verify from PostgreSQL with one process and with this many (segments)",
+    )  # fmt: skip
     args = parser.parse_args()
     config = floor(args.tables)
     start = time.perf_counter()
-    rows = asyncio.run(
+    journal = asyncio.run(
         write(config, args.entries, args.seed, int(args.round_s * 1000),
               int(args.outcome_s * 1000))
     )  # fmt: skip
+    rows = journal.rows
     written = time.perf_counter() - start
     hours = (rows[-1].recorded_at_ms - START) / 3_600_000
     print(f"journal written:   {len(rows):,} entries in {written:.0f} s by the writer "
@@ -239,6 +259,39 @@ def main() -> None:
         print(format_report(report, shown=5))
     if profile is not None:
         pstats.Stats(profile).sort_stats(args.sort).print_stats(40)
+    if args.jobs > 1:
+        asyncio.run(from_postgres(config, journal, args.jobs))
+
+
+async def from_postgres(config: FloorConfig, journal: ListJournal, jobs: int) -> None:
+    """`jackpot verify` as it runs: the journal in PostgreSQL (embedded, a fresh folder),
+    one process, then `jobs` processes over segments cut at the writer's snapshots."""
+    folder = Path(tempfile.mkdtemp(prefix="jackpot-bench-pg-"))
+    folder.chmod(0o755)  # as root, PostgreSQL runs as its own user (tests/conftest.py)
+    embedded = await start_embedded(folder, delete_on_stop=True)
+    try:
+        await migrate(embedded.dsn)
+        pool = await create_pool(embedded.dsn)
+        try:
+            stored = PostgresJournal(pool, timeout=600.0)
+            for i in range(0, len(journal.rows), 10_000):
+                await stored.append(journal.rows[i : i + 10_000])
+            for seq, text in journal.snapshots.items():
+                await stored.save_snapshot(seq, 0, text)
+            print(f"in PostgreSQL:     {len(journal.rows):,} entries, "
+                  f"{len(journal.snapshots)} snapshots")  # fmt: skip
+            for n in (1, jobs):
+                start = time.perf_counter()
+                report = await verify(stored, config, progress=False, jobs=n, dsn=embedded.dsn)
+                elapsed = time.perf_counter() - start
+                print(f"verify --jobs {n}:  {report.entries:,} entries in {elapsed:.1f} s, "
+                      f"{report.entries / elapsed:,.0f}/s  "
+                      f"({'clean' if report.ok else 'DISCREPANCIES'})")  # fmt: skip
+        finally:
+            await pool.close()
+    finally:
+        await embedded.stop()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":
