@@ -74,7 +74,7 @@ def table_event(body: type[BaseModel]) -> dict[str, Any]:
                     "required": False,
                     "schema": {"anyOf": [authorization, {"type": "null"}]},
                 },
-            ],  # fmt: skip
+            ],
             "requestBody": {
                 "required": True,
                 "content": {
@@ -94,7 +94,7 @@ async def table_request(request: Request, model: type[Body]) -> tuple[str, str, 
     ids = []
     for name in ("table", "round"):
         value = request.path_params[name]
-        if ID_RE.match(value) is None:
+        if ID_RE.fullmatch(value) is None:  # `$` alone would let a final newline in
             errors.append({
                 "type": "string_pattern_mismatch", "loc": ("path", name),
                 "msg": f"String should match pattern '{ID_PATTERN}'", "input": value,

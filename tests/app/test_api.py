@@ -96,6 +96,23 @@ async def test_money_as_json_number_is_422_naming_the_field(
     assert "decimal string" in problem["errors"][0]["msg"]
 
 
+@pytest.mark.parametrize(
+    ("table", "round_id", "field"),
+    [("T01%0A", "R1", "table"), ("T01", "R%201", "round"), ("T01", "x" * 65, "round")],
+)
+async def test_a_bad_table_or_round_id_is_422_naming_it(
+    client: httpx.AsyncClient, clock: Clock, table: str, round_id: str, field: str
+) -> None:
+    body = {"closed_at": clock.at(), "boxes": [{"box": 1, "ante": "25.00", "jackpot": "1.00"}]}
+    r = await client.post(f"/v1/tables/{table}/rounds/{round_id}/bets", json=body, headers=T01)
+    assert r.status_code == 422, r.text
+    assert r.headers["content-type"] == "application/problem+json"
+    assert r.json()["errors"][0]["loc"] == ["path", field]
+    # and nothing was recorded: the round does not exist
+    r = await client.get("/v1/tables/T01/rounds/R1", headers=T01)
+    assert r.status_code == 404
+
+
 async def test_wrong_prescribed_wager_is_422_and_records_nothing(
     client: httpx.AsyncClient, clock: Clock
 ) -> None:
