@@ -56,6 +56,7 @@ GENESIS = "0" * 64  # the previous hash of entry 1 (docs/journal.md)
 ROUND_KINDS = ("bets", "outcome", "void")  # a table's round events: keyed, with a body hash
 CARDS = frozenset(str(card) for card in DECK)
 ABSENT = "(absent)"
+KEEP = 1_000  # discrepancies kept in a report (all are counted)
 DEMO_FLOOR = Path(__file__).parent / "demo" / "floor.toml"
 
 
@@ -108,7 +109,7 @@ Handler = Callable[[JournalRow, dict[str, Any]], Iterable[str]]
 class Verifier:
     """Feed it every row in seq order, then ask for the `report`."""
 
-    def __init__(self, config: FloorConfig, *, keep: int = 1_000) -> None:
+    def __init__(self, config: FloorConfig, *, keep: int = KEEP) -> None:
         self.service = Service(config)
         self.keep = keep
         self.seq = 0
@@ -638,7 +639,7 @@ async def verify(
             done += report.entries
     if bar is not None:
         bar.close(sum(r.entries for r in reports))
-    return merge(reports, keep=Verifier(config).keep)
+    return merge(reports, keep=KEEP)
 
 
 def plan_segments(snapshots: Iterable[int], end: int, jobs: int) -> list[int]:
