@@ -345,6 +345,12 @@ class Broadcaster:
             loop = self._loop or asyncio.get_running_loop()
             state.flush = loop.call_later(self.coalesce_s, self._flush_meters, state)
 
+    def flush(self) -> None:
+        """Send every link's waiting meter values now (at start: the first display to
+        connect gets the values in its snapshot, not after the coalescing window)."""
+        for state in self._links.values():
+            self._flush_meters(state)
+
     def win(self, link: str, win: Mapping[str, object]) -> None:
         """A win, sent at once after any meters still waiting (so order is kept)."""
         state = self._writer_link(link)

@@ -111,6 +111,7 @@ def create_app(
         await broadcaster.start()
         for link in config.links:
             writer._announce({link.id}, [], [])
+        broadcaster.flush()
         writer.start()
         app.state.ready = True
         try:

@@ -220,7 +220,9 @@
     let busy = false;
     for (const meter of view.meters.values()) {
       if (meter.shown === meter.to) continue;
-      const t = Math.min(1, (now - meter.start) / TICK_MS);
+      // A frame's time is when the frame began: it can precede the message that started
+      // this count (t < 0 would paint a value below where the count starts).
+      const t = Math.max(0, Math.min(1, (now - meter.start) / TICK_MS));
       const eased = 1 - (1 - t) ** 3;
       meter.shown = t >= 1 ? meter.to : Math.round(meter.from + (meter.to - meter.from) * eased);
       meter.el.textContent = formatCents(meter.shown);

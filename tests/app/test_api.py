@@ -14,6 +14,7 @@ from app.journal import MemoryJournal
 from app.main import create_app
 from app.settings import Settings
 from app.timefmt import format_time
+from jackpot.money import format_money
 
 DEMO = Path(__file__).resolve().parents[2] / "app" / "demo" / "floor.toml"
 T01 = {"Authorization": "Bearer demo-table-T01"}
@@ -260,3 +261,16 @@ async def test_a_pruned_round_is_answered_from_the_journal(
     # ... and counted once.
     meter = (await client.get("/v1/links/stud/meters/major", headers=OPERATOR)).json()
     assert meter["value"] == "10000.50"
+
+
+async def test_displays_see_the_seed_values_as_soon_as_the_server_is_ready(
+    client: httpx.AsyncClient,
+) -> None:
+    """No event yet, and before the meters' coalescing window (100 ms) has passed: the
+    state a display gets (its snapshot) holds every meter's value, not null."""
+    r = await client.get("/v1/links/stud")
+    assert r.status_code == 200
+    values = {m["meter"]: m["value"] for m in r.json()["meters"]}
+    floor = load_floor(DEMO)
+    stud = next(link for link in floor.links if link.id == "stud")
+    assert values == {m.id: format_money(m.seed) for m in stud.meters}
