@@ -7,6 +7,7 @@ import copy
 import gc
 import os
 import signal
+import warnings
 from collections.abc import Awaitable
 from typing import Any
 
@@ -64,7 +65,11 @@ def dump_text_aside(service: Service, seq: int, head: str) -> Awaitable[str]:
     if not hasattr(os, "fork"):
         return _ready(dump_text(service, seq, head))
     read_end, write_end = os.pipe()
-    pid = os.fork()
+    with warnings.catch_warnings():
+        # Python 3.12+ warns on fork with threads alive (asyncio's executor threads):
+        # the child takes no lock another thread could hold: it serialises, writes, exits.
+        warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
+        pid = os.fork()
     if pid == 0:  # the child: serialise, write, leave without running any clean-up
         code = 1
         try:
