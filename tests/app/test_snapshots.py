@@ -127,6 +127,12 @@ async def test_a_restart_from_the_snapshot_and_the_rows_after_it_is_the_same_sta
     client, writer, journal, clock = served
     await play(client, clock, 0, 9)
     await settled(writer)
+    # One more round's bets, and no snapshot after them: rows to replay after the latest.
+    writer.snapshot_every = 10**9
+    body = bets_body(clock, (1, "10.00", "1.00"))
+    r = await client.post("/v1/tables/T02/rounds/AFTER/bets", json=body, headers=T02)
+    assert r.status_code == 200, r.text
+    await settled(writer)
     latest = await journal.latest_snapshot()
     assert latest is not None and latest[0] < writer.seq  # rows to replay after it
     again = Writer(Service(writer.service.config), journal)
