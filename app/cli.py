@@ -17,11 +17,11 @@ from app import opcli, simulate
 DEMO_FLOOR = Path(__file__).parent / "demo" / "floor.toml"
 
 # The cyclic collector's thresholds. With the defaults it walks the long-lived state
-# again and again as it grows (pauses of 100-300 ms under load, bets at a third of the
-# rate). Rare, larger young collections suit both roles: the writer also takes its state
-# out of the collector at each snapshot (app/writer.py); a display process holds
-# thousands of websockets (bench/bench_displays.py). Measured: smaller steps (5,000 / 5)
-# shortened the pauses but cost throughput, and p99 did not move.
+# again and again as it grows (pauses of 100-300 ms under load, bets a third slower).
+# Rare, larger young collections suit both roles: the writer also takes its state out
+# of the collector at each snapshot (app/writer.py); a display process holds thousands
+# of websockets (bench/bench_displays.py). Smaller steps (5,000 / 5) shortened the
+# pauses, but in our (noisy) runs neither bets/s nor p99 improved.
 GC_THRESHOLDS = (50_000, 50, 1_000)
 
 

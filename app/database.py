@@ -100,12 +100,12 @@ def _forget_dead_handles(pgdata: Path) -> None:
         pids = json.loads(handles.read_text())
     except (OSError, ValueError):
         return
-    alive = [pid for pid in pids if isinstance(pid, int) and _process_exists(pid)]
+    alive = [pid for pid in pids if isinstance(pid, int) and process_exists(pid)]
     if alive != pids:
         handles.write_text(json.dumps(alive))
 
 
-def _process_exists(pid: int) -> bool:
+def process_exists(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

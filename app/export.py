@@ -24,7 +24,7 @@ from typing import Any, TextIO
 
 import orjson
 
-from app.journal import Journal, JournalRow, PostgresJournal
+from app.journal import Journal, JournalRow, read_only_journal
 from app.timefmt import format_time, parse_time
 
 GENESIS = "0" * 64
@@ -95,14 +95,8 @@ async def journal_dsn(args: argparse.Namespace) -> AsyncIterator[str]:
 @contextlib.asynccontextmanager
 async def open_journal(args: argparse.Namespace) -> AsyncIterator[Journal]:
     """The stored journal, read-only (`journal_dsn`)."""
-    from app.verify import read_only_pool
-
-    async with journal_dsn(args) as dsn:
-        pool = await read_only_pool(dsn)
-        try:
-            yield PostgresJournal(pool, timeout=60.0)
-        finally:
-            await pool.close()
+    async with journal_dsn(args) as dsn, read_only_journal(dsn) as journal:
+        yield journal
 
 
 def main_export(args: argparse.Namespace) -> int:

@@ -10,6 +10,7 @@ so a batch of 512 entries costs one fsync, not 512.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -290,3 +291,16 @@ class PostgresJournal:
         self._closed = True
         if self._owns_pool:
             await self._pool.close()
+
+
+@contextlib.asynccontextmanager
+async def read_only_journal(dsn: str) -> AsyncIterator[PostgresJournal]:
+    """The stored journal for the audit tools (verify, export): every transaction of its
+    pool is READ ONLY, so they cannot write, and may run beside the server."""
+    pool = await asyncpg.create_pool(
+        dsn, min_size=1, max_size=2, server_settings={"default_transaction_read_only": "on"}
+    )
+    try:
+        yield PostgresJournal(pool, timeout=60.0)
+    finally:
+        await pool.close()

@@ -34,10 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-import asyncpg
 import orjson
 
-from app.journal import Journal, JournalRow, PostgresJournal
+from app.journal import Journal, JournalRow, read_only_journal
 from app.operators import operator_answer
 from app.service import FloorConfig, Service
 from app.snapshots import dump_text, load_service
@@ -166,9 +165,7 @@ class Verifier:
             what = f"after seq {self.seq}{path}: stored, and as the entries give it"
         except orjson.JSONDecodeError as error:
             was, should, what = snapshot, None, f"unreadable ({error})"
-        self.discrepancy_count += 1
-        if len(self.discrepancies) < self.keep:
-            self.discrepancies.append(Discrepancy(self.seq, "snapshot", what, was, should))
+        self.note(Discrepancy(self.seq, "snapshot", what, was, should))
 
     # -- one row -------------------------------------------------------------------
 
@@ -221,9 +218,13 @@ class Verifier:
         self._check_meters(row, links)
 
     def _flag(self, row: JournalRow, what: str, recorded: Any, expected: Any) -> None:
+        self.note(Discrepancy(row.seq, row.kind, what, recorded, expected))
+
+    def note(self, discrepancy: Discrepancy) -> None:
+        """Count it; keep the first `keep`."""
         self.discrepancy_count += 1
         if len(self.discrepancies) < self.keep:
-            self.discrepancies.append(Discrepancy(row.seq, row.kind, what, recorded, expected))
+            self.discrepancies.append(discrepancy)
 
     def _check_key(self, row: JournalRow, entry: dict[str, Any]) -> None:
         """A round event's idempotency key and the sha256 of its request body (the body
@@ -639,7 +640,7 @@ async def verify(
             done += report.entries
     if bar is not None:
         bar.close(sum(r.entries for r in reports))
-    return merge(reports, keep=KEEP)
+    return merge(reports)
 
 
 def plan_segments(snapshots: Iterable[int], end: int, jobs: int) -> list[int]:
@@ -676,8 +677,7 @@ async def verify_segment(
             unread = Verifier(config)
             unread.seq = start
             what = f"unreadable: no segment can start from it ({error!r})"
-            unread.discrepancies.append(Discrepancy(start, "snapshot", what, snapshot, None))
-            unread.discrepancy_count = 1
+            unread.note(Discrepancy(start, "snapshot", what, snapshot, None))
             return unread.report()
     with without_cyclic_gc():
         if stop > start:
@@ -697,7 +697,7 @@ async def verify_segment(
     return verifier.report()
 
 
-def merge(reports: list[Report], *, keep: int) -> Report:
+def merge(reports: list[Report]) -> Report:
     """One report for consecutive segments: counts add up, the state is the last one's."""
     last = reports[-1]
     kinds: Counter[str] = Counter()
@@ -716,7 +716,7 @@ def merge(reports: list[Report], *, keep: int) -> Report:
         fixed_awards=sum(r.fixed_awards for r in reports),
         fixed_total=sum(r.fixed_total for r in reports),
         meters=last.meters,
-        discrepancies=tuple(found[:keep]),
+        discrepancies=tuple(found[:KEEP]),
         discrepancy_count=sum(r.discrepancy_count for r in reports),
     )
 
@@ -741,21 +741,10 @@ def _segment_in_process(
         seen[0] = entries
 
     async def run() -> Report:
-        pool = await read_only_pool(dsn)
-        try:
-            journal = PostgresJournal(pool, timeout=60.0)
+        async with read_only_journal(dsn) as journal:
             return await verify_segment(journal, config, start, stop, ends_on_snapshot, advance)
-        finally:
-            await pool.close()
 
     return asyncio.run(run())
-
-
-async def read_only_pool(dsn: str) -> Any:
-    # Every transaction of this pool is READ ONLY: an audit tool that cannot write.
-    return await asyncpg.create_pool(
-        dsn, min_size=1, max_size=2, server_settings={"default_transaction_read_only": "on"}
-    )
 
 
 async def _in_processes(
@@ -868,13 +857,8 @@ def main_verify(args: argparse.Namespace) -> int:
     jobs = getattr(args, "jobs", None) or 1
 
     async def run() -> Report:
-        async with journal_dsn(args) as dsn:
-            pool = await read_only_pool(dsn)
-            try:
-                journal = PostgresJournal(pool, timeout=60.0)
-                return await verify(journal, config, progress=progress, jobs=jobs, dsn=dsn)
-            finally:
-                await pool.close()
+        async with journal_dsn(args) as dsn, read_only_journal(dsn) as journal:
+            return await verify(journal, config, progress=progress, jobs=jobs, dsn=dsn)
 
     report = asyncio.run(run())
     print(format_report(report))

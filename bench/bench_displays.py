@@ -191,9 +191,10 @@ class Tally:
 class Display(asyncio.Protocol):
     """A websocket display that reads every frame and parses just enough."""
 
-    def __init__(self, tally: Tally, port: int) -> None:
+    def __init__(self, tally: Tally, port: int, path: str = f"/v1/links/{LINK}/ws") -> None:
         self.tally = tally
         self.port = port
+        self.path = path
         self.buffer = bytearray()
         self.open = False
         self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -205,7 +206,7 @@ class Display(asyncio.Protocol):
         key = base64.b64encode(os.urandom(16)).decode()
         self.transport.write(
             (
-                f"GET /v1/links/{LINK}/ws HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\n"
+                f"GET {self.path} HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\n"
                 "Upgrade: websocket\r\nConnection: Upgrade\r\n"
                 f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
             ).encode()
@@ -247,17 +248,21 @@ class Display(asyncio.Protocol):
             elif opcode == 8:
                 self.tally.closed += 1
 
-    def text(self, payload: bytes, now_us: int) -> None:
+    def sequence(self, payload: bytes) -> int | None:
+        """The message's seq, a gap counted if one was missed; None for a snapshot."""
         at = payload.index(b'"seq":') + 6
         seq = int(payload[at : payload.index(b",", at)])
         if payload.startswith(b'{"type":"snapshot"'):
             self.seq = seq
-            return
-        tally = self.tally
+            return None
         if seq != self.seq + 1:
-            tally.gaps += 1
+            self.tally.gaps += 1
         self.seq = seq
-        if not tally.measuring:
+        return seq
+
+    def text(self, payload: bytes, now_us: int) -> None:
+        tally = self.tally
+        if self.sequence(payload) is None or not tally.measuring:
             return
         tally.messages += 1
         if payload.startswith(b'{"type":"meters"'):

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import contextlib
 import multiprocessing as mp
 import os
@@ -48,12 +47,15 @@ import tomllib
 from array import array
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_displays import Display, Tally  # noqa: E402  (a sibling script, not a package)
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from app.database import process_exists  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -278,32 +280,15 @@ class LinkDisplay(Display):
     display this one got it (the fan-out's spread, the client's own delays included)."""
 
     def __init__(self, counts: Counts, port: int, path: str) -> None:
-        super().__init__(counts, port)
+        super().__init__(counts, port, path)
         self.counts = counts
-        self.path = path
         self.lost = False
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = cast(asyncio.Transport, transport)
-        key = base64.b64encode(os.urandom(16)).decode()
-        self.transport.write(
-            (
-                f"GET {self.path} HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\n"
-                "Upgrade: websocket\r\nConnection: Upgrade\r\n"
-                f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
-            ).encode()
-        )
-
     def text(self, payload: bytes, now_us: int) -> None:
-        at = payload.index(b'"seq":') + 6
-        seq = int(payload[at : payload.index(b",", at)])
-        if payload.startswith(b'{"type":"snapshot"'):
-            self.seq = seq
+        seq = self.sequence(payload)
+        if seq is None:
             return
         counts = self.counts
-        if seq != self.seq + 1:
-            counts.gaps += 1
-        self.seq = seq
         counts.messages += 1
         if payload.startswith(b'{"type":"meters"'):
             counts.meters += 1
@@ -431,25 +416,15 @@ def cpu_seconds(roots: dict[str, int]) -> dict[str, float]:
     return result
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def stop_pid(pid: int, sig: int, seconds: float = 30) -> None:
     """A process started for us that is not our child (a daemon: PostgreSQL, Redis)."""
-    if not alive(pid):
+    if not process_exists(pid):
         return
     os.kill(pid, sig)
     deadline = time.monotonic() + seconds
-    while alive(pid) and time.monotonic() < deadline:
+    while process_exists(pid) and time.monotonic() < deadline:
         time.sleep(0.1)
-    if alive(pid):
+    if process_exists(pid):
         os.kill(pid, signal.SIGKILL)
 
 

@@ -44,15 +44,13 @@ def parse_card(text: str, loc: Loc = ()) -> Card:
     """ "AS", "td", "10D" -> Card. Raises InvalidCardError naming the text (rule 5.8.1)."""
     if not isinstance(text, str):
         raise InvalidCardError(f'{text!r} is not a card: cards are strings like "AS"', loc)
-    card = _BY_TEXT.get(text)
+    card = _BY_TEXT.get(text) or _BY_TEXT.get(text.strip().upper())
     if card is None:
-        card = _BY_TEXT.get(text.strip().upper())
-        if card is None:
-            raise InvalidCardError(
-                f"{text!r} is not a card: rank 2-9 T J Q K A (or 10) then suit S H D C,"
-                ' e.g. "AS": rule 5.8.1',
-                loc,
-            )
+        raise InvalidCardError(
+            f"{text!r} is not a card: rank 2-9 T J Q K A (or 10) then suit S H D C,"
+            ' e.g. "AS": rule 5.8.1',
+            loc,
+        )
     return card
 
 

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from decimal import Decimal
 from pathlib import Path
 
@@ -68,17 +68,24 @@ def start(data: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
         )
 
 
-def wait_healthy(port: int, proc: subprocess.Popen[bytes], seconds: float = 120) -> None:
+def wait_healthy(
+    port: int,
+    proc: subprocess.Popen[bytes],
+    seconds: float = 120,
+    why: Callable[[], str] = lambda: "",
+) -> None:
+    """Until `/health` answers 200; fails at once if the process exits (`why`: what to
+    show then, e.g. the end of its log)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        assert proc.poll() is None, "the server exited"
+        assert proc.poll() is None, f"the server exited {proc.returncode}:\n{why()}"
         try:
             if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
                 return
         except httpx.HTTPError:
             pass
         time.sleep(0.2)
-    raise AssertionError("server did not become healthy")
+    raise AssertionError(f"no healthy server within {seconds} s:\n{why()}")
 
 
 def body(boxes: int) -> dict[str, object]:

@@ -26,7 +26,7 @@ import httpx
 import pytest
 from websockets.asyncio.client import connect
 
-from tests.app.test_crash import free_port
+from tests.app.test_crash import free_port, wait_healthy
 from tests.conftest import server_folder
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -68,19 +68,6 @@ def tail(log: Path, lines: int = 40) -> str:
     text = log.read_text(errors="replace").splitlines() if log.exists() else []
     # pip warns about the machine's missing extra index folders: noise here.
     return "\n".join([line for line in text if "is ignored: it is neither" not in line][-lines:])
-
-
-def wait_healthy(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + STARTUP_S
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, f"scripts/serve exited {proc.returncode}:\n{tail(log)}"
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    raise AssertionError(f"no healthy server within {STARTUP_S} s:\n{tail(log)}")
 
 
 async def first_climb(port: int) -> tuple[str, Decimal, Decimal, float]:
@@ -178,7 +165,7 @@ def test_scripts_serve_from_a_fresh_copy(ctrl_c: bool) -> None:
             )
         sessions = {proc.pid}
         try:
-            wait_healthy(port, proc, log)
+            wait_healthy(port, proc, STARTUP_S, why=lambda: tail(log))
             healthy_s = time.monotonic() - started
             assert (project / ".venv/bin/jackpot").exists(), "scripts/setup made no venv"
             postgres = postgres_session(data)

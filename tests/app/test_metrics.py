@@ -194,7 +194,7 @@ def test_each_app_has_its_own_registry() -> None:
     assert "jackpot_events_total{" not in two.text().decode()
 
 
-# -- through the writer: needs the proposed wiring ---------------------------------------
+# -- through the writer ---------------------------------------------------------------
 
 
 async def test_event_counters_move_as_events_are_posted(

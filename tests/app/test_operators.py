@@ -45,11 +45,13 @@ ENDPOINTS = [
 ]
 
 
-async def make_client(clock: Clock, dual: bool) -> AsyncIterator[httpx.AsyncClient]:
+async def make_client(
+    clock: Clock, dual: bool, journal: MemoryJournal | None = None
+) -> AsyncIterator[httpx.AsyncClient]:
     text = Path(DEMO).read_text()
     if dual:
         text = text.replace("dual_control = false", "dual_control = true")
-    app = create_app(Settings(), parse_floor(text), journal=MemoryJournal())
+    app = create_app(Settings(), parse_floor(text), journal=journal or MemoryJournal())
     app.state.writer.clock = clock
     app.state.writer.outcome_wait_s = 0.2
     async with (
@@ -246,12 +248,7 @@ async def test_journal_head_is_the_chain_recomputed_from_the_stored_entries(
     """Issue 9: the head hash and entry count, as anyone recomputes them from the entries
     (docs/journal.md: hash = sha256(previous hash || canonical entry), genesis 64 zeros)."""
     journal = MemoryJournal()
-    app = create_app(Settings(), parse_floor(Path(DEMO).read_text()), journal=journal)
-    app.state.writer.clock = clock
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c,
-    ):
+    async for c in make_client(clock, dual=False, journal=journal):
         empty = (await c.get("/v1/journal/head", headers=OPERATOR)).json()
         assert empty == {"seq": 0, "entries": 0, "head": "0" * 64}
         for n in range(3):

@@ -40,8 +40,16 @@ def replayed(rows: list[JournalRow]) -> Service:
     return service
 
 
+Served = tuple[httpx.AsyncClient, Writer, FlakyJournal, Clock]
+
+
+def state(writer: Writer) -> str:
+    """The writer's whole state, as a snapshot's text."""
+    return dump_text(writer.service, writer.seq, writer.head)
+
+
 @pytest.fixture
-async def served() -> AsyncIterator[tuple[httpx.AsyncClient, Writer, FlakyJournal, Clock]]:
+async def served() -> AsyncIterator[Served]:
     clock, journal = Clock(), FlakyJournal()
     app = create_app(Settings(snapshot_every=6), load_floor(DEMO), journal=journal)
     writer: Writer = app.state.writer
@@ -54,8 +62,10 @@ async def served() -> AsyncIterator[tuple[httpx.AsyncClient, Writer, FlakyJourna
         yield c, writer, journal, clock
 
 
-async def play(client: httpx.AsyncClient, clock: Clock, first: int, count: int) -> None:
-    """Rounds at T01 (stud link) with bets and an outcome; now and then a royal flush."""
+async def play(served: Served, first: int, count: int) -> None:
+    """Rounds at T01 (stud link) with bets and an outcome, now and then a royal flush;
+    then any snapshot they started is stored."""
+    client, writer, _, clock = served
     for n in range(first, first + count):
         body = bets_body(clock, (1, "10.00", "1.00"), (2, "10.00", "1.00"))
         r = await client.post(f"/v1/tables/T01/rounds/S{n}/bets", json=body, headers=T01)
@@ -71,6 +81,7 @@ async def play(client: httpx.AsyncClient, clock: Clock, first: int, count: int) 
         r = await client.post(f"/v1/tables/T01/rounds/S{n}/outcome", json=outcome, headers=T01)
         assert r.status_code == 200, r.text
         clock.now += 1_000
+    await settled(writer)
 
 
 async def settled(writer: Writer) -> None:
@@ -82,11 +93,10 @@ async def settled(writer: Writer) -> None:
 
 
 async def test_a_snapshot_is_the_state_its_entries_give_and_becomes_the_base(
-    served: tuple[httpx.AsyncClient, Writer, FlakyJournal, Clock],
+    served: Served,
 ) -> None:
-    client, writer, journal, clock = served
-    await play(client, clock, 0, 8)
-    await settled(writer)
+    _, writer, journal, _ = served
+    await play(served, 0, 8)
     latest = await journal.latest_snapshot()
     assert latest is not None
     seq, text = latest
@@ -101,32 +111,28 @@ async def test_a_snapshot_is_the_state_its_entries_give_and_becomes_the_base(
 
 
 async def test_a_failed_commit_after_a_snapshot_rebuilds_from_it(
-    served: tuple[httpx.AsyncClient, Writer, FlakyJournal, Clock],
+    served: Served,
 ) -> None:
     client, writer, journal, clock = served
-    await play(client, clock, 0, 8)
-    await settled(writer)
+    await play(served, 0, 8)
     assert writer.base  # rebuilt from a snapshot, not from the empty floor
-    before = dump_text(writer.service, writer.seq, writer.head)
+    before = state(writer)
     journal.down = True
     body = bets_body(clock, (1, "10.00", "1.00"))
     r = await client.post("/v1/tables/T02/rounds/LOST/bets", json=body, headers=T02)
     assert r.status_code == 503
-    assert dump_text(writer.service, writer.seq, writer.head) == before
+    assert state(writer) == before
     journal.down = False
-    await play(client, clock, 8, 2)
+    await play(served, 8, 2)
     rows = [row async for row in journal.read(0)]
-    assert dump_text(writer.service, writer.seq, writer.head) == dump_text(
-        replayed(rows), rows[-1].seq, rows[-1].hash
-    )
+    assert state(writer) == dump_text(replayed(rows), rows[-1].seq, rows[-1].hash)
 
 
 async def test_a_restart_from_the_snapshot_and_the_rows_after_it_is_the_same_state(
-    served: tuple[httpx.AsyncClient, Writer, FlakyJournal, Clock],
+    served: Served,
 ) -> None:
     client, writer, journal, clock = served
-    await play(client, clock, 0, 9)
-    await settled(writer)
+    await play(served, 0, 9)
     # One more round's bets, and no snapshot after them: rows to replay after the latest.
     writer.snapshot_every = 10**9
     body = bets_body(clock, (1, "10.00", "1.00"))
@@ -138,10 +144,7 @@ async def test_a_restart_from_the_snapshot_and_the_rows_after_it_is_the_same_sta
     again = Writer(Service(writer.service.config), journal)
     replayed_rows = await again.recover()
     assert replayed_rows == writer.seq - latest[0]
-    assert (again.seq, again.head) == (writer.seq, writer.head)
-    assert dump_text(again.service, again.seq, again.head) == dump_text(
-        writer.service, writer.seq, writer.head
-    )
+    assert state(again) == state(writer)
 
 
 async def test_the_forked_dump_is_the_state_at_the_call_whatever_comes_after() -> None:

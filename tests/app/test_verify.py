@@ -14,8 +14,9 @@ import hashlib
 import json
 import random
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import asyncpg
 import httpx
@@ -45,6 +46,7 @@ from tables.cards import DECK
 from tables.games import game
 
 START = 1_800_000_000_000
+T = TypeVar("T")
 
 
 def m(text: str) -> Money:
@@ -104,6 +106,9 @@ class Floor:
 
     async def flush(self) -> None:
         batch, self.batch = self.batch, []
+        await self._process(batch)
+
+    async def _process(self, batch: list[Submission]) -> None:
         await self.writer._process(batch)
         if self.writer.snapshot_task is not None:  # stored before the next request
             await self.writer.snapshot_task
@@ -122,7 +127,7 @@ class Floor:
     async def later(self, ms: int) -> None:
         """Time passes; the writer finalises what is due (its timer)."""
         self.now += ms
-        await self.flush()
+        await self._process([])
 
 
 def box(n: int, ante: str = "10.00", jackpot: str = "1.00", dealer: str = "0",
@@ -521,14 +526,14 @@ def floor_file(tmp_path: Path) -> Path:
     return path
 
 
-def _write_to_postgres(dsn: str, floor_file: Path) -> dict[str, int]:
+def _write_to_postgres(dsn: str, floor_file: Path, history: Callable[[Floor], Awaitable[T]]) -> T:
+    """`history` played into a journal in PostgreSQL, by the writer with our clock."""
     from app.verify import load_config
 
-    async def write() -> dict[str, int]:
+    async def write() -> T:
         pool = await asyncpg.create_pool(dsn, min_size=1, max_size=2)
         try:
-            floor = Floor(load_config(floor_file), PostgresJournal(pool))
-            return await small_history(floor)
+            return await history(Floor(load_config(floor_file), PostgresJournal(pool)))
         finally:
             await pool.close()
 
@@ -555,7 +560,7 @@ def _execute(dsn: str, statement: str, *args: Any) -> None:
 def test_verify_against_postgresql_names_an_entry_changed_in_the_store(
     fresh_dsn: str, floor_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    seqs = _write_to_postgres(fresh_dsn, floor_file)
+    seqs = _write_to_postgres(fresh_dsn, floor_file, small_history)
     assert main_verify(_args(fresh_dsn, floor_file)) == 0
     out = capsys.readouterr().out
     assert "OK" in out and "link stud meter major" in out
@@ -575,7 +580,7 @@ def test_export_writes_the_period_with_hashes_that_recompute(
     from app.export import main_export
     from app.timefmt import format_time
 
-    _write_to_postgres(fresh_dsn, floor_file)
+    _write_to_postgres(fresh_dsn, floor_file, small_history)
     whole = tmp_path / "all.jsonl"
     assert main_export(_args(fresh_dsn, floor_file, output=whole)) == 0
     lines = [json.loads(line) for line in whole.read_text().splitlines()]
@@ -625,7 +630,7 @@ def test_verify_joins_the_embedded_server_under_data_dir_while_it_runs(
     embedded = run_blocking(start_embedded(pg_folder))  # the server's PostgreSQL
     try:
         run_blocking(migrate(embedded.dsn))
-        _write_to_postgres(embedded.dsn, floor_file)
+        _write_to_postgres(embedded.dsn, floor_file, small_history)
         command = [sys.executable, "-m", "app.cli", "verify", "--config", str(floor_file),
                    "--data-dir", str(pg_folder), "--progress"]  # fmt: skip
         env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
@@ -723,19 +728,13 @@ def test_jobs_in_processes_against_postgresql(
 ) -> None:
     """`jackpot verify --jobs 2`: segments in processes of their own, each reading its
     entries from PostgreSQL; a snapshot changed in the store is named."""
-    from app.verify import load_config
 
-    async def write() -> int:
-        pool = await asyncpg.create_pool(fresh_dsn, min_size=1, max_size=2)
-        try:
-            floor = Floor(load_config(floor_file), PostgresJournal(pool), seed=5)
-            floor.writer.snapshot_every = 300
-            await History(floor, random.Random(11)).run(1_000)
-            return floor.writer.seq
-        finally:
-            await pool.close()
+    async def history(floor: Floor) -> int:
+        floor.writer.snapshot_every = 300
+        await History(floor, random.Random(11)).run(1_000)
+        return floor.writer.seq
 
-    last = asyncio.run(write())
+    last = _write_to_postgres(fresh_dsn, floor_file, history)
     assert main_verify(_args(fresh_dsn, floor_file, jobs=2)) == 0
     out = capsys.readouterr().out
     assert f"seq 1..{last:,}" in out and "OK" in out
@@ -832,9 +831,6 @@ async def test_a_long_random_history_through_the_http_api_verifies_clean() -> No
                     r2 = await c.post(f"{path}/corrections", json=body, headers=supervisor)
                 assert r2.is_success, (kind, r2.text)
                 counts[kind] += 1
-        now[0] += 200_000  # everything pending becomes final, stale rounds are flagged
-        # The writer's timer finalises what is now due (it wakes on its own).
-        await asyncio.sleep(1.5)
         report = await verify(journal, load_config(DEMO_FLOOR), progress=False)
         last = await journal.last()
     assert report.ok, format_report(report)
