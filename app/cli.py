@@ -103,6 +103,14 @@ def add_audit_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
                 help="processes: the journal is cut at stored snapshots into segments "
                 "verified side by side, each ending on the snapshot the next starts from",
             )
+            p.add_argument(
+                "--since",
+                metavar="CHECKPOINT",
+                default=None,
+                help="SEQ:HEAD:SNAPSHOT_SHA256 as an earlier clean run printed it: check "
+                "that the journal still holds that entry's hash and that snapshot, then "
+                "replay only the entries after it",
+            )
         else:
             p.add_argument("--from", dest="from_", default=None, help="recorded at or after")
             p.add_argument("--to", default=None, help="recorded before")

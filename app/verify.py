@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import gc
 import hashlib
 import sys
@@ -82,6 +83,46 @@ class MeterTotals:
 
 
 @dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """Where a clean run left the journal verified: entry `seq`, its chained hash `head`,
+    and the sha256 of the snapshot stored after it, which that run's replay arrived at
+    byte for byte. The next run may start there (`jackpot verify --since`) and replay
+    only the entries after it: the head commits to every entry up to `seq` (changing
+    one changes every hash after it), the sha256 to the state. An auditor keeps the
+    line, as they keep the head hash (docs/journal.md, "Checkpoints")."""
+
+    seq: int
+    head: str
+    snapshot_sha256: str
+
+    def __str__(self) -> str:
+        return f"{self.seq}:{self.head}:{self.snapshot_sha256}"
+
+    @classmethod
+    def parse(cls, text: str) -> Checkpoint:
+        parts = text.strip().split(":")
+        if (
+            len(parts) != 3
+            or not parts[0].isdigit()
+            or int(parts[0]) < 1
+            or not all(_is_sha256(p) for p in parts[1:])
+        ):
+            raise ValueError(
+                f"{text!r} is not a checkpoint: SEQ:HEAD:SNAPSHOT_SHA256 as a clean run of "
+                "`jackpot verify` prints it (a seq from 1, two sha256 in lower-case hex)"
+            )
+        return cls(int(parts[0]), parts[1], parts[2])
+
+
+def _is_sha256(text: str) -> bool:
+    return len(text) == 64 and all(c in "0123456789abcdef" for c in text)
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
 class Report:
     entries: int
     last_seq: int
@@ -96,6 +137,8 @@ class Report:
     meters: tuple[MeterTotals, ...]
     discrepancies: tuple[Discrepancy, ...]  # the first `keep` of them
     discrepancy_count: int
+    first_seq: int = 1  # the first entry this run replayed (after a checkpoint: seq + 1)
+    checkpoint: Checkpoint | None = None  # where the next run may start (clean runs only)
 
     @property
     def ok(self) -> bool:
@@ -124,6 +167,8 @@ class Verifier:
         # Settled rounds are pruned from the state after a while (jackpot/floor.py): the
         # counts are kept here, as the entries go by.
         self.rounds = self.void_rounds = self.fixed_awards = self.fixed_total = 0
+        self.first_seq = 1
+        self.checkpoint: Checkpoint | None = None
         operator: Handler = self._operator
         self._handlers: dict[str, Handler] = {
             "bets": self._bets,
@@ -143,6 +188,7 @@ class Verifier:
         state = orjson.loads(snapshot)
         verifier.service = load_service(config, state)
         verifier.seq, verifier.head = state["seq"], state["head"]
+        verifier.first_seq = verifier.seq + 1
         floor = verifier.service.floor
         for link in floor.links.values():
             verifier._sequence[link.id] = link.sequence
@@ -154,18 +200,19 @@ class Verifier:
                 verifier._last_key[record.link] = record.event.key
         return verifier
 
-    def check_snapshot(self, snapshot: str) -> None:
+    def check_snapshot(self, snapshot: str) -> bool:
         """The stored snapshot after this verifier's last entry must be the state its
         replay arrived at, byte for byte (a segment after it started from it)."""
         ours = dump_text(self.service, self.seq, self.head)
         if ours == snapshot:
-            return
+            return True
         try:
             path, was, should = first_difference(orjson.loads(snapshot), orjson.loads(ours))
             what = f"after seq {self.seq}{path}: stored, and as the entries give it"
         except orjson.JSONDecodeError as error:
             was, should, what = snapshot, None, f"unreadable ({error})"
         self.note(Discrepancy(self.seq, "snapshot", what, was, should))
+        return False
 
     # -- one row -------------------------------------------------------------------
 
@@ -216,6 +263,10 @@ class Verifier:
             self._flag(row, f"entry: cannot be replayed ({error!r})", entry, None)
             return
         self._check_meters(row, links)
+
+    @property
+    def ok(self) -> bool:
+        return self.discrepancy_count == 0
 
     def _flag(self, row: JournalRow, what: str, recorded: Any, expected: Any) -> None:
         self.note(Discrepancy(row.seq, row.kind, what, recorded, expected))
@@ -523,6 +574,8 @@ class Verifier:
             meters=tuple(meters),
             discrepancies=tuple(self.discrepancies),
             discrepancy_count=self.discrepancy_count,
+            first_seq=self.first_seq,
+            checkpoint=self.checkpoint if self.ok else None,
         )
 
 
@@ -610,6 +663,7 @@ async def verify(
     out: TextIO | None = None,
     jobs: int = 1,
     dsn: str | None = None,
+    since: Checkpoint | None = None,
 ) -> Report:
     """Replay the journal as it stands now, up to its last entry at the start (the server
     may keep writing meanwhile: what comes after is for the next run).
@@ -618,12 +672,28 @@ async def verify(
     side (in processes of their own given `dsn`, else one after the other): each segment
     but the first starts from the snapshot at its start, and the segment before it must
     end on exactly that snapshot, so the whole is as strong as one replay from entry 1.
+
+    With `since` (a checkpoint an earlier clean run printed) the replay starts from the
+    snapshot there, once the journal is shown to still hold that entry's hash and that
+    snapshot's bytes. The latest snapshot the run reaches is checked against its replay
+    on the way: a clean run's report carries it as the next checkpoint.
     """
     last = await journal.last()
     end = 0 if last is None else last.seq
-    cuts = plan_segments(await journal.snapshot_seqs(), end, jobs) if jobs > 1 else []
-    segments = list(zip([0, *cuts], [*cuts, end], strict=True))
-    bar = ProgressBar(end, out or sys.stderr) if progress and end else None
+    start = 0
+    if since is not None:
+        refused = await _check_checkpoint(journal, config, since)
+        if refused is not None:
+            return refused
+        start = since.seq
+    snapshots = [seq for seq in await journal.snapshot_seqs() if start < seq <= end]
+    mark = snapshots[-1] if snapshots else None
+    cuts = plan_segments(snapshots, end, jobs, start) if jobs > 1 else []
+    segments: list[Segment] = []
+    for a, b in zip([start, *cuts], [*cuts, end], strict=True):
+        inside = mark is not None and a < mark <= b
+        segments.append((a, b, b < end, mark if inside else None))
+    bar = ProgressBar(end - start, out or sys.stderr) if progress and end > start else None
     if dsn is not None and len(segments) > 1:
         reports = await _in_processes(dsn, config, segments, jobs, bar)
     else:
@@ -634,21 +704,52 @@ async def verify(
                 bar.update(done + entries)
 
         reports = []
-        for start, stop in segments:
-            report = await verify_segment(journal, config, start, stop, stop < end, advance)
+        for segment in segments:
+            report = await verify_segment(journal, config, *segment, advance=advance)
             reports.append(report)
             done += report.entries
     if bar is not None:
         bar.close(sum(r.entries for r in reports))
-    return merge(reports)
+    report = merge(reports)
+    if since is not None and report.ok and report.checkpoint is None:
+        report = dataclasses.replace(report, checkpoint=since)  # no snapshot since: same
+    return report
 
 
-def plan_segments(snapshots: Iterable[int], end: int, jobs: int) -> list[int]:
-    """Up to jobs - 1 snapshot seqs that cut (0, end] into nearly equal segments."""
-    seqs = sorted(seq for seq in set(snapshots) if 0 < seq < end)
+async def _check_checkpoint(
+    journal: Journal, config: FloorConfig, since: Checkpoint
+) -> Report | None:
+    """None if the journal still holds the checkpoint's entry, with its hash, and its
+    snapshot, byte for byte; else a failed report naming what changed since."""
+    verifier = Verifier(config)
+    verifier.seq, verifier.head, verifier.first_seq = since.seq, since.head, since.seq + 1
+    rows = journal.read(since.seq - 1, batch=1)
+    async with contextlib.aclosing(rows):  # type: ignore[type-var]
+        row = await anext(rows, None)
+    if row is None or row.seq != since.seq:
+        what = "checkpoint: its entry is not in the journal"
+        verifier.note(Discrepancy(since.seq, "checkpoint", what, None, since.head))
+    elif row.hash != since.head:
+        what = "hash: not the checkpoint's (an entry up to this one was changed)"
+        verifier.note(Discrepancy(since.seq, row.kind, what, row.hash, since.head))
+    text = await journal.snapshot_at(since.seq)
+    if text is None:
+        what = "checkpoint: its snapshot is not stored"
+        verifier.note(Discrepancy(since.seq, "snapshot", what, None, since.snapshot_sha256))
+    elif _sha256(text) != since.snapshot_sha256:
+        what = "sha256: not the snapshot the checkpoint's run verified"
+        verifier.note(
+            Discrepancy(since.seq, "snapshot", what, _sha256(text), since.snapshot_sha256)
+        )
+    return verifier.report() if verifier.discrepancy_count else None
+
+
+def plan_segments(snapshots: Iterable[int], end: int, jobs: int, start: int = 0) -> list[int]:
+    """Up to jobs - 1 snapshot seqs that cut (start, end] into nearly equal segments."""
+    seqs = sorted(seq for seq in set(snapshots) if start < seq < end)
     cuts: list[int] = []
     for k in range(1, jobs):
-        target = end * k // jobs
+        target = start + (end - start) * k // jobs
         best = min(seqs, key=lambda seq: abs(seq - target), default=None)
         if best is not None and (not cuts or best > cuts[-1]):
             cuts.append(best)
@@ -661,11 +762,14 @@ async def verify_segment(
     start: int,
     stop: int,
     ends_on_snapshot: bool,
+    mark: int | None = None,
     advance: Callable[[int], None] | None = None,
 ) -> Report:
     """Entries start + 1 .. stop: from the empty floor when start is 0, else from the
     snapshot after entry `start`; then, if a segment starts at `stop`, the snapshot there
-    is checked against the state reached."""
+    is checked against the state reached, and so is the one after entry `mark` (the
+    run's latest) when the replay passes it. A snapshot checked clean is the report's
+    checkpoint."""
     if start == 0:
         verifier = Verifier(config)
     else:
@@ -675,10 +779,19 @@ async def verify_segment(
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as error:
             # The segment before names the difference too; this one cannot start.
             unread = Verifier(config)
-            unread.seq = start
+            unread.seq = unread.first_seq = start
             what = f"unreadable: no segment can start from it ({error!r})"
             unread.note(Discrepancy(start, "snapshot", what, snapshot, None))
             return unread.report()
+    marked = None if mark is None or (mark == stop and ends_on_snapshot) else mark
+    mark_text = None if marked is None else await journal.snapshot_at(marked)
+
+    def reach(text: str | None) -> None:
+        if text is None:
+            raise ValueError(f"no snapshot after seq {verifier.seq} to check")
+        if verifier.check_snapshot(text):
+            verifier.checkpoint = Checkpoint(verifier.seq, verifier.head, _sha256(text))
+
     with without_cyclic_gc():
         if stop > start:
             rows = journal.read(start)
@@ -687,13 +800,14 @@ async def verify_segment(
                     verifier.feed(row)
                     if advance is not None and not verifier.entries % 2_048:
                         advance(verifier.entries)
+                    if row.seq == marked and verifier.ok:
+                        # Only for the checkpoint of a clean run: after a discrepancy the
+                        # state differs from the writer's, and that was named already.
+                        reach(mark_text)
                     if row.seq >= stop:
                         break
         if ends_on_snapshot:
-            snapshot = await journal.snapshot_at(stop)
-            if snapshot is None:
-                raise ValueError(f"no snapshot after seq {stop} to end a segment on")
-            verifier.check_snapshot(snapshot)
+            reach(await journal.snapshot_at(stop))
     return verifier.report()
 
 
@@ -718,6 +832,10 @@ def merge(reports: list[Report]) -> Report:
         meters=last.meters,
         discrepancies=tuple(found[:KEEP]),
         discrepancy_count=sum(r.discrepancy_count for r in reports),
+        first_seq=reports[0].first_seq,
+        checkpoint=next((r.checkpoint for r in reversed(reports) if r.checkpoint), None)
+        if all(r.ok for r in reports)
+        else None,
     )
 
 
@@ -730,9 +848,10 @@ def _init_worker(counter: Any) -> None:
     _done = counter
 
 
-def _segment_in_process(
-    dsn: str, config: FloorConfig, start: int, stop: int, ends_on_snapshot: bool
-) -> Report:
+Segment = tuple[int, int, bool, int | None]  # start, stop, ends_on_snapshot, mark
+
+
+def _segment_in_process(dsn: str, config: FloorConfig, segment: Segment) -> Report:
     seen = [0]
 
     def advance(entries: int) -> None:
@@ -742,7 +861,7 @@ def _segment_in_process(
 
     async def run() -> Report:
         async with read_only_journal(dsn) as journal:
-            return await verify_segment(journal, config, start, stop, ends_on_snapshot, advance)
+            return await verify_segment(journal, config, *segment, advance=advance)
 
     return asyncio.run(run())
 
@@ -750,7 +869,7 @@ def _segment_in_process(
 async def _in_processes(
     dsn: str,
     config: FloorConfig,
-    segments: list[tuple[int, int]],
+    segments: list[Segment],
     jobs: int,
     bar: ProgressBar | None,
 ) -> list[Report]:
@@ -759,15 +878,12 @@ async def _in_processes(
 
     context = multiprocessing.get_context("spawn")  # nothing of this process's state
     counter = context.Value("q", 0)
-    end = segments[-1][1]
     with concurrent.futures.ProcessPoolExecutor(
         max_workers=jobs, mp_context=context, initializer=_init_worker, initargs=(counter,)
     ) as pool:
         futures = [
-            asyncio.wrap_future(
-                pool.submit(_segment_in_process, dsn, config, start, stop, stop < end)
-            )
-            for start, stop in segments
+            asyncio.wrap_future(pool.submit(_segment_in_process, dsn, config, segment))
+            for segment in segments
         ]
         waiting = asyncio.gather(*futures)
         while not waiting.done():
@@ -794,13 +910,21 @@ def without_cyclic_gc() -> Iterator[None]:
 
 def format_report(report: Report, *, shown: int = 50) -> str:
     lines = []
+    after = report.first_seq - 1  # the checkpoint this run started from, if any
     if not report.entries:
-        lines.append("journal: empty")
+        lines.append(f"journal: no entries after seq {after:,}" if after else "journal: empty")
     else:
-        lines.append(f"journal: {report.entries:,} entries, seq 1..{report.last_seq:,}")
+        lines.append(
+            f"journal: {report.entries:,} entries, seq {report.first_seq:,}..{report.last_seq:,}"
+        )
         lines.append(f"head hash: {report.head}")
         kinds = ", ".join(f"{k} {n:,}" for k, n in sorted(report.kinds.items()))
         lines.append(f"entries by kind: {kinds}")
+    if after:
+        lines.append(
+            f"from the checkpoint at seq {after:,} (entries up to it verified by an earlier "
+            "run): counts are of the entries after it, meter totals since the floor began"
+        )
     lines.append(
         f"rounds: {report.rounds:,} ({report.void_rounds:,} void); meter awards: "
         f"{report.meter_awards:,} final, {report.pending_awards:,} pending; fixed awards: "
@@ -815,6 +939,11 @@ def format_report(report: Report, *, shown: int = 50) -> str:
         )
     if report.ok:
         lines.append("OK: the chain holds and every entry is as the rules give it")
+        if report.checkpoint is not None:
+            lines.append(
+                f"checkpoint: {report.checkpoint}\n"
+                f"  (the next run may start there: jackpot verify --since {report.checkpoint})"
+            )
         return "\n".join(lines)
     lines.append(f"FAILED: {report.discrepancy_count:,} discrepancies")
     for d in report.discrepancies[:shown]:
@@ -855,10 +984,17 @@ def main_verify(args: argparse.Namespace) -> int:
     if progress is None:
         progress = sys.stderr.isatty()
     jobs = getattr(args, "jobs", None) or 1
+    since = None
+    if getattr(args, "since", None):
+        try:
+            since = Checkpoint.parse(args.since)
+        except ValueError as error:
+            print(f"--since: {error}", file=sys.stderr)
+            return 2
 
     async def run() -> Report:
         async with journal_dsn(args) as dsn, read_only_journal(dsn) as journal:
-            return await verify(journal, config, progress=progress, jobs=jobs, dsn=dsn)
+            return await verify(journal, config, progress=progress, jobs=jobs, dsn=dsn, since=since)
 
     report = asyncio.run(run())
     print(format_report(report))

@@ -29,6 +29,7 @@ from app.journal import JournalRow, MemoryJournal, PostgresJournal
 from app.service import FloorConfig, Service, TableConfig
 from app.snapshots import dump_service
 from app.verify import (
+    Checkpoint,
     Report,
     Verifier,
     first_difference,
@@ -749,6 +750,150 @@ def test_jobs_in_processes_against_postgresql(
     _execute(fresh_dsn, "UPDATE snapshots SET state = 'garbage' WHERE seq = $1", cut)
     assert main_verify(_args(fresh_dsn, floor_file, jobs=2)) == 1
     assert f"seq {cut} (snapshot): unreadable" in capsys.readouterr().out
+
+
+# -- checkpoints: the next run replays only what came after the last one ---------------------
+
+
+async def test_a_clean_run_gives_a_checkpoint_and_the_next_run_replays_only_what_follows() -> None:
+    floor = await _history_with_snapshots(steps=1_200)
+    journal = floor.journal
+    first = await verify(journal, CONFIG, progress=False)
+    assert first.ok, format_report(first)
+    # The checkpoint is the latest snapshot, its entry's hash and the stored bytes' sha256,
+    # recomputed here from the journal itself.
+    latest = (await journal.snapshot_seqs())[-1]
+    rows = await rows_of(journal)
+    text = await journal.snapshot_at(latest)
+    assert text is not None
+    assert first.checkpoint == Checkpoint(
+        latest, rows[latest - 1].hash, hashlib.sha256(text.encode()).hexdigest()
+    )
+    assert Checkpoint.parse(str(first.checkpoint)) == first.checkpoint
+
+    await _more(floor, 800)  # the floor goes on
+    end = floor.writer.seq
+    full = await verify(journal, CONFIG, progress=False)
+    since = await verify(journal, CONFIG, progress=False, since=first.checkpoint)
+    assert since.ok, format_report(since)
+    assert (since.first_seq, since.last_seq, since.entries) == (latest + 1, end, end - latest)
+    # Where it ends, it agrees with the replay from entry 1: head, meters, next checkpoint.
+    assert (since.head, since.meters, since.meter_awards) == (full.head, full.meters,
+                                                              full.meter_awards)  # fmt: skip
+    assert since.checkpoint == full.checkpoint and since.checkpoint.seq > latest
+    assert f"seq {latest + 1:,}..{end:,}" in format_report(since)
+    # In segments too.
+    parts = await verify(journal, CONFIG, progress=False, since=first.checkpoint, jobs=3)
+    assert parts == since
+
+
+async def test_a_checkpoint_vouches_only_for_the_journal_it_was_taken_on() -> None:
+    floor = await _history_with_snapshots(steps=1_200)
+    journal = floor.journal
+    checkpoint = (await verify(journal, CONFIG, progress=False)).checkpoint
+    assert checkpoint is not None
+    await _more(floor, 400)
+    rows = await rows_of(journal)
+    snapshots = {seq: await journal.snapshot_at(seq) for seq in await journal.snapshot_seqs()}
+
+    async def forged(rows: list[JournalRow], snapshots: dict[int, str | None]) -> MemoryJournal:
+        copy = MemoryJournal()
+        await copy.append(rows)
+        for seq, text in snapshots.items():
+            if text is not None:
+                await copy.save_snapshot(seq, 0, text)
+        return copy
+
+    # An entry before the checkpoint changed, and the chain recomputed up to the end so
+    # that it holds: the checkpoint's head is no longer the entry's hash.
+    changed = [dataclasses.replace(r) for r in rows]
+    seq = next(r.seq for r in changed if r.kind == "bets" and r.seq < checkpoint.seq - 5)
+    _tamper(changed, seq, _raise_ante, rechain=True)
+    report = await verify(await forged(changed, snapshots), CONFIG, progress=False,
+                          since=checkpoint)  # fmt: skip
+    assert not report.ok and report.checkpoint is None
+    assert [(d.seq, d.what.split(":")[0]) for d in report.discrepancies] == [
+        (checkpoint.seq, "hash")
+    ]
+    # The snapshot at the checkpoint changed (a cent): its sha256 is not the verified one.
+    state = json.loads(snapshots[checkpoint.seq] or "")
+    state["floor"]["links"]["stud"]["meters"][0]["value"] += 10_000
+    report = await verify(
+        await forged(rows, {**snapshots, checkpoint.seq: canonical_json(state)}),
+        CONFIG, progress=False, since=checkpoint,
+    )  # fmt: skip
+    assert [(d.seq, d.kind) for d in report.discrepancies] == [(checkpoint.seq, "snapshot")]
+    # An entry after the checkpoint changed: named as in a replay from entry 1.
+    changed = [dataclasses.replace(r) for r in rows]
+    seq = next(r.seq for r in changed if r.kind == "bets" and r.seq > checkpoint.seq)
+    _tamper(changed, seq, _raise_ante)
+    report = await verify(await forged(changed, snapshots), CONFIG, progress=False,
+                          since=checkpoint)  # fmt: skip
+    assert _seqs(report) == {seq} and report.checkpoint is None
+    # The untouched journal: clean from the checkpoint.
+    assert (await verify(await forged(rows, snapshots), CONFIG, progress=False,
+                         since=checkpoint)).ok  # fmt: skip
+
+
+def _raise_ante(entry: dict[str, Any]) -> None:
+    entry["boxes"][0]["ante"] += 1_000_000  # a dollar more, as if the table had posted it
+
+
+def test_checkpoint_parse_refuses_what_a_run_does_not_print() -> None:
+    head, sha = "a" * 64, "b" * 64
+    assert Checkpoint.parse(f" 12:{head}:{sha}\n") == Checkpoint(12, head, sha)
+    for text in (f"0:{head}:{sha}", f"-1:{head}:{sha}", f"12:{head}", f"x:{head}:{sha}",
+                 f"12:{head.upper()}:{sha}", f"12:{head}:{sha[:-1]}", ""):  # fmt: skip
+        with pytest.raises(ValueError, match="not a checkpoint"):
+            Checkpoint.parse(text)
+
+
+def test_plan_segments_after_a_checkpoint_cut_what_follows_it() -> None:
+    assert plan_segments([100, 200, 300, 400, 500], 600, 2, start=300) == [400]
+    assert plan_segments([100, 200, 300], 600, 3, start=300) == []  # none after it
+
+
+def test_verify_since_on_the_command_line(
+    fresh_dsn: str, floor_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`jackpot verify` prints the checkpoint; `--since` it replays only what follows, in
+    processes too; a malformed checkpoint is refused (exit 2) before anything is read."""
+
+    async def history(floor: Floor) -> int:
+        floor.writer.snapshot_every = 300
+        await History(floor, random.Random(11)).run(700)
+        return floor.writer.seq
+
+    _write_to_postgres(fresh_dsn, floor_file, history)
+    assert main_verify(_args(fresh_dsn, floor_file, jobs=1)) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("checkpoint: "))
+    checkpoint = Checkpoint.parse(line.removeprefix("checkpoint: "))
+    assert f"jackpot verify --since {checkpoint}" in out
+
+    async def more(floor: Floor) -> int:
+        # A new writer on the same journal, as after a restart: the state recovered.
+        await floor.writer.recover()
+        last = await floor.journal.last()
+        floor.now = last.recorded_at_ms + 60_000
+        floor.writer.snapshot_every = 300
+        await _more(floor, 300)
+        return floor.writer.seq
+
+    end = _write_to_postgres(fresh_dsn, floor_file, more)
+    assert main_verify(_args(fresh_dsn, floor_file, jobs=2, since=str(checkpoint))) == 0
+    out = capsys.readouterr().out
+    assert f"seq {checkpoint.seq + 1:,}..{end:,}" in out and "OK" in out
+    assert f"from the checkpoint at seq {checkpoint.seq:,}" in out
+    assert main_verify(_args(fresh_dsn, floor_file, jobs=1, since="12:nothex:x")) == 2
+    assert "not a checkpoint" in capsys.readouterr().err
+
+
+async def _more(floor: Floor, steps: int) -> None:
+    """The floor goes on: rounds numbered after the first history's."""
+    history = History(floor, random.Random(steps))
+    history.rounds = 100_000
+    await history.run(steps)
 
 
 async def _snapshot_seqs(dsn: str) -> list[int]:
