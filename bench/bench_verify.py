@@ -16,7 +16,10 @@ alone, reading rows from memory (no database).
 
 With `--jobs N` the same journal and the writer's snapshots are then put in an embedded
 PostgreSQL and verified as `jackpot verify` does, with one process and with N (segments
-cut at snapshots, each in a process of its own, app/verify.py).
+cut at snapshots, each in a process of its own, app/verify.py); then as the daily run
+after a checkpoint does (`--since`, from the snapshot nearest 24 h of floor time before
+the end: the journal needs more than a day of floor time, as the default 1,000,000
+entries at 200 tables give).
 
 `--round-s 0.3 --outcome-s 2` compresses time 200-fold (bench_core.py's floor): the
 same entries, but hundreds of events pending at once and a pending award most of the
@@ -28,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import hashlib
 import heapq
 import pstats
 import random
@@ -44,7 +48,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from app.database import create_pool, migrate, start_embedded  # noqa: E402
 from app.journal import JournalRow, PostgresJournal  # noqa: E402
 from app.service import FloorConfig, Service, TableConfig  # noqa: E402
-from app.verify import Verifier, format_report, verify, without_cyclic_gc  # noqa: E402
+from app.verify import (  # noqa: E402
+    Checkpoint,
+    Verifier,
+    format_report,
+    verify,
+    without_cyclic_gc,
+)
 from app.writer import Submission, Writer  # noqa: E402
 from jackpot.config import LinkConfig, MeterConfig, Timing  # noqa: E402
 from jackpot.money import parse_money, parse_rate  # noqa: E402
@@ -286,6 +296,23 @@ async def from_postgres(config: FloorConfig, journal: ListJournal, jobs: int) ->
                 elapsed = time.perf_counter() - start
                 print(f"verify --jobs {n}:  {report.entries:,} entries in {elapsed:.1f} s, "
                       f"{report.entries / elapsed:,.0f}/s  "
+                      f"({'clean' if report.ok else 'DISCREPANCIES'})")  # fmt: skip
+            # The daily run after a checkpoint: the snapshot nearest one day of floor time
+            # before the end (the checkpoint an earlier run would have printed there).
+            day = journal.rows[-1].recorded_at_ms - 86_400_000
+            seqs = [seq for seq in journal.snapshots if journal.rows[seq - 1].recorded_at_ms >= day]
+            if seqs:
+                seq = min(seqs)
+                text = journal.snapshots[seq]
+                since = Checkpoint(seq, journal.rows[seq - 1].hash,
+                                   hashlib.sha256(text.encode()).hexdigest())  # fmt: skip
+                start = time.perf_counter()
+                report = await verify(stored, config, progress=False, jobs=jobs,
+                                      dsn=embedded.dsn, since=since)  # fmt: skip
+                elapsed = time.perf_counter() - start
+                hours = journal.rows[-1].recorded_at_ms - journal.rows[seq - 1].recorded_at_ms
+                print(f"verify --since (the last {hours / 3_600_000:.1f} h of floor time, "
+                      f"--jobs {jobs}): {report.entries:,} entries in {elapsed:.1f} s  "
                       f"({'clean' if report.ok else 'DISCREPANCIES'})")  # fmt: skip
         finally:
             await pool.close()
