@@ -779,7 +779,7 @@ async def verify_segment(
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as error:
             # The segment before names the difference too; this one cannot start.
             unread = Verifier(config)
-            unread.seq = unread.first_seq = start
+            unread.seq, unread.first_seq = start, start + 1
             what = f"unreadable: no segment can start from it ({error!r})"
             unread.note(Discrepancy(start, "snapshot", what, snapshot, None))
             return unread.report()
