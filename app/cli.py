@@ -104,6 +104,13 @@ def add_audit_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
                 "verified side by side, each ending on the snapshot the next starts from",
             )
             p.add_argument(
+                "--file",
+                type=Path,
+                default=None,
+                help="verify a `jackpot export` of the whole journal (JSON lines) instead "
+                "of the database: away from it, on the auditor's own machine",
+            )
+            p.add_argument(
                 "--since",
                 metavar="CHECKPOINT",
                 default=None,

@@ -120,3 +120,63 @@ def main_export(args: argparse.Namespace) -> int:
             count = asyncio.run(run(out))
     print(f"{count:,} entries exported", file=sys.stderr)
     return 0
+
+
+class ExportFile:
+    """An export of the whole journal read back as a read-only journal, so that
+    `jackpot verify --file` replays it away from the database: the rows exactly as
+    stored (`entry` and `answer` in their canonical encoding give back the stored text),
+    no snapshots. It must start at entry 1: the replay starts from the empty floor."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        with path.open("rb") as f:
+            first = next((line for line in f if line.strip()), None)
+        if first is None:
+            raise ValueError(f"{path}: empty, not an export")
+        row = self._row(first, 1)
+        if row.seq != 1:
+            raise ValueError(
+                f"{path}: starts at entry {row.seq}, not 1: the replay starts from the "
+                "empty floor (export the whole journal: no --from)"
+            )
+
+    def _row(self, line: bytes, number: int) -> JournalRow:
+        from jackpot.snapshot import canonical_json
+
+        try:
+            data = _loads(line.decode())
+            return JournalRow(
+                seq=data["seq"],
+                recorded_at_ms=parse_time(data["recorded_at"]),
+                kind=data["kind"],
+                idem_key=data["idem_key"],
+                body_sha256=data["body_sha256"],
+                entry=canonical_json(data["entry"]),
+                answer=None if data["answer"] is None else canonical_json(data["answer"]),
+                hash=data["hash"],
+            )
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError) as error:
+            raise ValueError(f"{self.path} line {number}: not an export line ({error!r})") from None
+
+    async def last(self) -> JournalRow | None:
+        last, number = None, 0
+        with self.path.open("rb") as f:
+            for i, line in enumerate(f, 1):
+                if line.strip():
+                    last, number = line, i
+        return None if last is None else self._row(last, number)
+
+    async def read(self, after_seq: int, batch: int = 10_000) -> AsyncIterator[JournalRow]:
+        with self.path.open("rb") as f:
+            for number, line in enumerate(f, 1):
+                if line.strip():
+                    row = self._row(line, number)
+                    if row.seq > after_seq:
+                        yield row
+
+    async def snapshot_seqs(self) -> list[int]:
+        return []
+
+    async def snapshot_at(self, seq: int) -> str | None:
+        return None

@@ -45,6 +45,15 @@ class DuplicateEntry(Exception):
     """A row's seq or idem_key is already in the journal; nothing of the batch was written."""
 
 
+class JournalSource(Protocol):
+    """What a replay reads (app/verify.py): the stored journal, or an export of it."""
+
+    async def last(self) -> JournalRow | None: ...
+    def read(self, after_seq: int, batch: int = 10_000) -> AsyncIterator[JournalRow]: ...
+    async def snapshot_seqs(self) -> list[int]: ...
+    async def snapshot_at(self, seq: int) -> str | None: ...
+
+
 class Journal(Protocol):
     async def append(self, rows: Sequence[JournalRow]) -> None:
         """All rows in one transaction: all committed, or none (DuplicateEntry,

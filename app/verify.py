@@ -37,7 +37,7 @@ from typing import Any, TextIO
 
 import orjson
 
-from app.journal import Journal, JournalRow, read_only_journal
+from app.journal import JournalRow, JournalSource, read_only_journal
 from app.operators import operator_answer
 from app.service import FloorConfig, Service
 from app.snapshots import dump_text, load_service
@@ -656,7 +656,7 @@ class ProgressBar:
 
 
 async def verify(
-    journal: Journal,
+    journal: JournalSource,
     config: FloorConfig,
     *,
     progress: bool,
@@ -717,7 +717,7 @@ async def verify(
 
 
 async def _check_checkpoint(
-    journal: Journal, config: FloorConfig, since: Checkpoint
+    journal: JournalSource, config: FloorConfig, since: Checkpoint
 ) -> Report | None:
     """None if the journal still holds the checkpoint's entry, with its hash, and its
     snapshot, byte for byte; else a failed report naming what changed since."""
@@ -757,7 +757,7 @@ def plan_segments(snapshots: Iterable[int], end: int, jobs: int, start: int = 0)
 
 
 async def verify_segment(
-    journal: Journal,
+    journal: JournalSource,
     config: FloorConfig,
     start: int,
     stop: int,
@@ -992,10 +992,27 @@ def main_verify(args: argparse.Namespace) -> int:
             print(f"--since: {error}", file=sys.stderr)
             return 2
 
+    path = getattr(args, "file", None)
+    if path is not None:
+        from app.export import ExportFile
+
+        if since is not None:
+            print("--since starts from a stored snapshot: not with --file", file=sys.stderr)
+            return 2
+        try:
+            exported = ExportFile(Path(path))
+            return _print(asyncio.run(verify(exported, config, progress=progress)))
+        except (OSError, ValueError) as error:
+            print(f"--file: {error}", file=sys.stderr)
+            return 2
+
     async def run() -> Report:
         async with journal_dsn(args) as dsn, read_only_journal(dsn) as journal:
             return await verify(journal, config, progress=progress, jobs=jobs, dsn=dsn, since=since)
 
-    report = asyncio.run(run())
+    return _print(asyncio.run(run()))
+
+
+def _print(report: Report) -> int:
     print(format_report(report))
     return 0 if report.ok else 1

@@ -608,6 +608,46 @@ def test_export_writes_the_period_with_hashes_that_recompute(
     assert main_export(_args(fresh_dsn, floor_file, from_="yesterday")) == 2
 
 
+def test_an_export_of_the_whole_journal_verifies_away_from_the_database(
+    fresh_dsn: str, floor_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 9: the export is enough to re-run the verification. `verify --file` on it
+    gives the report the database gives; an amount edited in the file is named; a
+    file that does not start at entry 1 is refused (exit 2)."""
+    from app.export import main_export
+
+    seqs = _write_to_postgres(fresh_dsn, floor_file, small_history)
+    assert main_verify(_args(fresh_dsn, floor_file)) == 0
+    from_database = capsys.readouterr().out
+    whole = tmp_path / "all.jsonl"
+    assert main_export(_args(fresh_dsn, floor_file, output=whole)) == 0
+    capsys.readouterr()
+    assert main_verify(_args("postgresql://nowhere.invalid/x", floor_file, file=whole)) == 0
+    from_file = capsys.readouterr().out
+    assert from_file == from_database and "OK" in from_file  # no snapshots here: no checkpoint
+    # The first box's ante of the first bets, a dollar more, in the file.
+    lines = whole.read_text().splitlines()
+    seq = seqs["T01/R1/bets"]
+    line = json.loads(lines[seq - 1])
+    line["entry"]["boxes"][0]["ante"] += 1_000_000
+    lines[seq - 1] = json.dumps(line)
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text("\n".join(lines) + "\n")
+    assert main_verify(_args(fresh_dsn, floor_file, file=edited)) == 1
+    out = capsys.readouterr().out
+    assert f"seq {seq} (bets): hash" in out and "FAILED" in out
+    # Not from entry 1; not an export line; --since with a file.
+    (tmp_path / "tail.jsonl").write_text("\n".join(lines[3:]) + "\n")
+    (tmp_path / "junk.jsonl").write_text(lines[0] + "\n{not json\n")
+    for name, extra, says in (
+        ("tail.jsonl", {}, "starts at entry 4"),
+        ("junk.jsonl", {}, "line 2: not an export line"),
+        ("all.jsonl", {"since": f"3:{'a' * 64}:{'b' * 64}"}, "--since"),
+    ):
+        assert main_verify(_args(fresh_dsn, floor_file, file=tmp_path / name, **extra)) == 2
+        assert says in capsys.readouterr().err  # fmt: skip
+
+
 def test_export_line_of_a_row() -> None:
     row = JournalRow(1, START, "finalize", None, None, '{"kind":"finalize","now":1}', None, "ab")
     assert json.loads(export_line(row, "0" * 64)) == {
