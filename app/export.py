@@ -26,6 +26,7 @@ import orjson
 
 from app.journal import Journal, JournalRow, read_only_journal
 from app.timefmt import format_time, parse_time
+from jackpot.snapshot import canonical_json
 
 GENESIS = "0" * 64
 
@@ -142,8 +143,6 @@ class ExportFile:
             )
 
     def _row(self, line: bytes, number: int) -> JournalRow:
-        from jackpot.snapshot import canonical_json
-
         try:
             data = _loads(line.decode())
             return JournalRow(

@@ -48,24 +48,25 @@ class DuplicateEntry(Exception):
 class JournalSource(Protocol):
     """What a replay reads (app/verify.py): the stored journal, or an export of it."""
 
-    async def last(self) -> JournalRow | None: ...
-    def read(self, after_seq: int, batch: int = 10_000) -> AsyncIterator[JournalRow]: ...
-    async def snapshot_seqs(self) -> list[int]: ...
-    async def snapshot_at(self, seq: int) -> str | None: ...
-
-
-class Journal(Protocol):
-    async def append(self, rows: Sequence[JournalRow]) -> None:
-        """All rows in one transaction: all committed, or none (DuplicateEntry,
-        JournalUnavailable)."""
-
-    async def lookup(self, idem_key: str) -> JournalRow | None: ...
-
     async def last(self) -> JournalRow | None:
         """The row with the highest seq."""
 
     def read(self, after_seq: int, batch: int = 10_000) -> AsyncIterator[JournalRow]:
         """Rows with seq > after_seq in seq order, fetched `batch` at a time."""
+
+    async def snapshot_seqs(self) -> list[int]:
+        """The seq of every stored snapshot, in order."""
+
+    async def snapshot_at(self, seq: int) -> str | None:
+        """The state stored after entry `seq`, if a snapshot was taken there."""
+
+
+class Journal(JournalSource, Protocol):
+    async def append(self, rows: Sequence[JournalRow]) -> None:
+        """All rows in one transaction: all committed, or none (DuplicateEntry,
+        JournalUnavailable)."""
+
+    async def lookup(self, idem_key: str) -> JournalRow | None: ...
 
     async def save_snapshot(self, seq: int, taken_at_ms: int, state: str) -> None:
         """Keep the state after entry `seq`. A second snapshot at the same seq is ignored:
@@ -73,12 +74,6 @@ class Journal(Protocol):
 
     async def latest_snapshot(self) -> tuple[int, str] | None:
         """(seq, state) of the snapshot with the highest seq."""
-
-    async def snapshot_seqs(self) -> list[int]:
-        """The seq of every stored snapshot, in order."""
-
-    async def snapshot_at(self, seq: int) -> str | None:
-        """The state stored after entry `seq`, if a snapshot was taken there."""
 
     async def close(self) -> None: ...
 
