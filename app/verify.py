@@ -923,7 +923,8 @@ def format_report(report: Report, *, shown: int = 50) -> str:
     if after:
         lines.append(
             f"from the checkpoint at seq {after:,} (entries up to it verified by an earlier "
-            "run): counts are of the entries after it, meter totals since the floor began"
+            "run): entries, rounds and fixed awards are counted after it; meter awards "
+            "and meter totals since the floor began"
         )
     lines.append(
         f"rounds: {report.rounds:,} ({report.void_rounds:,} void); meter awards: "
