@@ -827,6 +827,39 @@ async def test_a_clean_run_gives_a_checkpoint_and_the_next_run_replays_only_what
     assert parts == since
 
 
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.randoms(use_true_random=False), st.integers(150, 500), st.integers(40, 120))
+def test_from_any_checkpoint_the_replay_ends_where_the_whole_replay_does(
+    rng: random.Random, steps: int, every: int
+) -> None:
+    """Property: whatever the history and whichever stored snapshot a clean run would
+    have printed as its checkpoint, the run from it ends on the head, meters, awards and
+    next checkpoint of the replay from entry 1."""
+
+    async def scenario() -> None:
+        floor = Floor(seed=rng.randrange(2**32))
+        floor.writer.snapshot_every = every
+        await History(floor, rng).run(steps)
+        journal = floor.journal
+        rows = await rows_of(journal)
+        whole = await verify(journal, CONFIG, progress=False)
+        assert whole.ok, format_report(whole)
+        seqs = await journal.snapshot_seqs()
+        assert seqs and whole.checkpoint is not None and whole.checkpoint.seq == seqs[-1]
+        for seq in seqs:
+            text = await journal.snapshot_at(seq)
+            assert text is not None
+            since = Checkpoint(seq, rows[seq - 1].hash, hashlib.sha256(text.encode()).hexdigest())
+            part = await verify(journal, CONFIG, progress=False, since=since)
+            assert part.ok, format_report(part)
+            assert (part.first_seq, part.entries) == (seq + 1, whole.last_seq - seq)
+            assert (part.head, part.meters, part.meter_awards, part.pending_awards,
+                    part.checkpoint) == (whole.head, whole.meters, whole.meter_awards,
+                                         whole.pending_awards, whole.checkpoint)  # fmt: skip
+
+    asyncio.run(scenario())
+
+
 async def test_a_checkpoint_vouches_only_for_the_journal_it_was_taken_on() -> None:
     floor = await _history_with_snapshots(steps=1_200)
     journal = floor.journal
