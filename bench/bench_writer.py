@@ -1,0 +1,95 @@
+"""Prints the single writer's own CPU time per bets event, without HTTP or PostgreSQL.
+
+    .venv/bin/python bench/bench_writer.py [--groups 200] [--group 64] [--boxes 7] [--profile]
+
+What `Writer._process` costs for a group of bets as the HTTP bench posts them (the demo
+floor's T01 and T02, every box with an ante and a jackpot wager, a new round each): the
+rules check, the contributions, the journal row and its hash, the idempotency record and
+the answer; the journal is a list (no database), the cyclic collector off. Compare with
+the whole server's CPU per request (`bench/bench_http.py`, docs/operations.md): what is
+left is HTTP, validation and the commit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import gc
+import pstats
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from app.floor import load_floor  # noqa: E402
+from app.journal import JournalRow, MemoryJournal  # noqa: E402
+from app.main import floor_config  # noqa: E402
+from app.schemas import BetsRequest  # noqa: E402
+from app.service import Service  # noqa: E402
+from app.timefmt import format_time  # noqa: E402
+from app.writer import Submission, Writer  # noqa: E402
+
+FLOOR = Path(__file__).resolve().parent.parent / "app" / "demo" / "floor.toml"
+START = 1_800_000_000_000
+
+
+class ListJournal(MemoryJournal):
+    """Appends without MemoryJournal's order check over every row (it grows with the run)."""
+
+    async def append(self, rows: Sequence[JournalRow]) -> None:
+        self._rows.extend(rows)
+
+
+async def run(groups: int, group: int, boxes: int, profile: cProfile.Profile | None) -> float:
+    config, _ = floor_config(load_floor(FLOOR))
+    now = [START]
+    writer = Writer(Service(config), ListJournal(), clock=lambda: now[0])
+    writer.snapshot_every = 10**9
+    loop = asyncio.get_running_loop()
+    box = '{"box":%d,"ante":"10.00","jackpot":"1.00"}'
+    template = '{"closed_at":"%s","boxes":[' + ",".join(box % b for b in range(1, boxes + 1)) + "]}"
+    n, spent = 0, 0.0
+    for _ in range(groups):
+        now[0] += 30
+        subs = []
+        for _ in range(group):
+            n += 1
+            body = BetsRequest.model_validate_json(template % format_time(now[0] - 10)).domain()
+            table = ("T01", "T02")[n % 2]
+            subs.append(Submission("bets", table, f"R{n}", body, None, loop.create_future()))
+        started = time.perf_counter()
+        if profile is not None:
+            profile.enable()
+        await writer._process(subs)
+        if profile is not None:
+            profile.disable()
+        spent += time.perf_counter() - started
+        for sub in subs:  # every one recorded (201: first post), every box accepted
+            status, answer = sub.future.result()
+            assert status == 201 and all(b["jackpot"] == "accepted" for b in answer["boxes"])
+    return spent / n
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--groups", type=int, default=200)
+    parser.add_argument("--group", type=int, default=64)
+    parser.add_argument("--boxes", type=int, default=7)
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args()
+    profile = cProfile.Profile() if args.profile else None
+    gc.disable()  # the server keeps its state out of the collector (app/writer.py)
+    per_event = asyncio.run(run(args.groups, args.group, args.boxes, profile))
+    print(
+        f"writer: {per_event * 1e6:.1f} µs CPU per bets event ({args.boxes} boxes, groups of "
+        f"{args.group}, {args.groups * args.group:,} events; no HTTP, no database)"
+    )
+    if profile is not None:
+        pstats.Stats(profile).sort_stats("tottime").print_stats(25)
+
+
+if __name__ == "__main__":
+    main()
