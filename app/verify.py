@@ -655,6 +655,9 @@ class ProgressBar:
         self.out.flush()
 
 
+Segment = tuple[int, int, bool, int | None]  # start, stop, ends_on_snapshot, mark
+
+
 async def verify(
     journal: JournalSource,
     config: FloorConfig,
@@ -818,6 +821,7 @@ def merge(reports: list[Report]) -> Report:
     for report in reports:
         kinds.update(report.kinds)
     found = [d for report in reports for d in report.discrepancies]
+    checkpoints = [r.checkpoint for r in reports if r.checkpoint is not None]  # the latest last
     return Report(
         entries=sum(r.entries for r in reports),
         last_seq=last.last_seq,
@@ -833,9 +837,7 @@ def merge(reports: list[Report]) -> Report:
         discrepancies=tuple(found[:KEEP]),
         discrepancy_count=sum(r.discrepancy_count for r in reports),
         first_seq=reports[0].first_seq,
-        checkpoint=next((r.checkpoint for r in reversed(reports) if r.checkpoint), None)
-        if all(r.ok for r in reports)
-        else None,
+        checkpoint=checkpoints[-1] if checkpoints and all(r.ok for r in reports) else None,
     )
 
 
@@ -846,9 +848,6 @@ _done: Any = None  # a shared counter of entries verified, in each worker
 def _init_worker(counter: Any) -> None:
     global _done
     _done = counter
-
-
-Segment = tuple[int, int, bool, int | None]  # start, stop, ends_on_snapshot, mark
 
 
 def _segment_in_process(dsn: str, config: FloorConfig, segment: Segment) -> Report:
