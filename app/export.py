@@ -135,14 +135,14 @@ class ExportFile:
             first = next((line for line in f if line.strip()), None)
         if first is None:
             raise ValueError(f"{path}: empty, not an export")
-        row = self._row(first, 1)
+        row = self._row(first, "line 1")
         if row.seq != 1:
             raise ValueError(
                 f"{path}: starts at entry {row.seq}, not 1: the replay starts from the "
                 "empty floor (export the whole journal: no --from)"
             )
 
-    def _row(self, line: bytes, number: int) -> JournalRow:
+    def _row(self, line: bytes, where: str) -> JournalRow:
         try:
             data = _loads(line.decode())
             return JournalRow(
@@ -156,21 +156,26 @@ class ExportFile:
                 hash=data["hash"],
             )
         except (ValueError, KeyError, TypeError, UnicodeDecodeError) as error:
-            raise ValueError(f"{self.path} line {number}: not an export line ({error!r})") from None
+            raise ValueError(f"{self.path} {where}: not an export line ({error!r})") from None
 
     async def last(self) -> JournalRow | None:
-        last, number = None, 0
+        """The last line's row, read from the end of the file (not a second pass over it)."""
         with self.path.open("rb") as f:
-            for i, line in enumerate(f, 1):
-                if line.strip():
-                    last, number = line, i
-        return None if last is None else self._row(last, number)
+            end = f.seek(0, 2)
+            tail = b""
+            while end and b"\n" not in tail.strip():
+                start = max(0, end - 65_536)
+                f.seek(start)
+                tail = f.read(end - start) + tail
+                end = start
+        lines = tail.strip().splitlines()
+        return self._row(lines[-1], "last line") if lines else None
 
     async def read(self, after_seq: int, batch: int = 10_000) -> AsyncIterator[JournalRow]:
         with self.path.open("rb") as f:
             for number, line in enumerate(f, 1):
                 if line.strip():
-                    row = self._row(line, number)
+                    row = self._row(line, f"line {number}")
                     if row.seq > after_seq:
                         yield row
 

@@ -32,7 +32,7 @@ Loc = tuple[str | int, ...]
 # Ids appear in URLs (/v1/tables/{table}/...) and in journal keys joined by "|"
 # ("table|round|kind"), so they are restricted to characters that need no escaping.
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-_SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+SHA256_RE = re.compile(r"^[0-9a-f]{64}$")  # a sha256 in lower-case hex
 
 
 class FloorError(Exception):
@@ -80,7 +80,7 @@ def _ident(value: object) -> str:
 
 
 def _sha256(value: object) -> str:
-    if not isinstance(value, str) or not _SHA256_RE.match(value):
+    if not isinstance(value, str) or not SHA256_RE.match(value):
         raise ValueError("must be the sha256 of the token: 64 lower-case hex digits")
     return value
 

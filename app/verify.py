@@ -37,6 +37,7 @@ from typing import Any, TextIO
 
 import orjson
 
+from app.floor import SHA256_RE
 from app.journal import JournalRow, JournalSource, read_only_journal
 from app.operators import operator_answer
 from app.service import FloorConfig, Service
@@ -105,17 +106,13 @@ class Checkpoint:
             len(parts) != 3
             or not parts[0].isdigit()
             or int(parts[0]) < 1
-            or not all(_is_sha256(p) for p in parts[1:])
+            or not all(SHA256_RE.fullmatch(p) for p in parts[1:])
         ):
             raise ValueError(
                 f"{text!r} is not a checkpoint: SEQ:HEAD:SNAPSHOT_SHA256 as a clean run of "
                 "`jackpot verify` prints it (a seq from 1, two sha256 in lower-case hex)"
             )
         return cls(int(parts[0]), parts[1], parts[2])
-
-
-def _is_sha256(text: str) -> bool:
-    return len(text) == 64 and all(c in "0123456789abcdef" for c in text)
 
 
 def _sha256(text: str) -> str:

@@ -1,13 +1,13 @@
-"""Prints the single writer's own CPU time per bets event, without HTTP or PostgreSQL.
+"""Prints the single writer's own time per bets event, without HTTP or PostgreSQL.
 
     .venv/bin/python bench/bench_writer.py [--groups 200] [--group 64] [--boxes 7] [--profile]
 
 What `Writer._process` costs for a group of bets as the HTTP bench posts them (the demo
 floor's T01 and T02, every box with an ante and a jackpot wager, a new round each): the
 rules check, the contributions, the journal row and its hash, the idempotency record and
-the answer; the journal is a list (no database), the cyclic collector off. Compare with
-the whole server's CPU per request (`bench/bench_http.py`, docs/operations.md): what is
-left is HTTP, validation and the commit.
+the answer; the journal is a list (no database), the cyclic collector off: nothing waits,
+so the time is one core's CPU time. Compare with the whole server's CPU per request
+(`bench/bench_http.py`, docs/operations.md): the rest is HTTP, validation and the commit.
 """
 
 from __future__ import annotations
@@ -19,13 +19,14 @@ import gc
 import pstats
 import sys
 import time
-from collections.abc import Sequence
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_verify import ListJournal  # noqa: E402  (a sibling script: the journal as a list)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.floor import load_floor  # noqa: E402
-from app.journal import JournalRow, MemoryJournal  # noqa: E402
 from app.main import floor_config  # noqa: E402
 from app.schemas import BetsRequest  # noqa: E402
 from app.service import Service  # noqa: E402
@@ -34,13 +35,6 @@ from app.writer import Submission, Writer  # noqa: E402
 
 FLOOR = Path(__file__).resolve().parent.parent / "app" / "demo" / "floor.toml"
 START = 1_800_000_000_000
-
-
-class ListJournal(MemoryJournal):
-    """Appends without MemoryJournal's order check over every row (it grows with the run)."""
-
-    async def append(self, rows: Sequence[JournalRow]) -> None:
-        self._rows.extend(rows)
 
 
 async def run(groups: int, group: int, boxes: int, profile: cProfile.Profile | None) -> float:
@@ -84,7 +78,7 @@ def main() -> None:
     gc.disable()  # the server keeps its state out of the collector (app/writer.py)
     per_event = asyncio.run(run(args.groups, args.group, args.boxes, profile))
     print(
-        f"writer: {per_event * 1e6:.1f} µs CPU per bets event ({args.boxes} boxes, groups of "
+        f"writer: {per_event * 1e6:.1f} µs per bets event ({args.boxes} boxes, groups of "
         f"{args.group}, {args.groups * args.group:,} events; no HTTP, no database)"
     )
     if profile is not None:

@@ -641,7 +641,7 @@ def test_an_export_of_the_whole_journal_verifies_away_from_the_database(
     (tmp_path / "junk.jsonl").write_text(lines[0] + "\n{not json\n")
     for name, extra, says in (
         ("tail.jsonl", {}, "starts at entry 4"),
-        ("junk.jsonl", {}, "line 2: not an export line"),
+        ("junk.jsonl", {}, "last line: not an export line"),
         ("all.jsonl", {"since": f"3:{'a' * 64}:{'b' * 64}"}, "--since"),
     ):
         assert main_verify(_args(fresh_dsn, floor_file, file=tmp_path / name, **extra)) == 2
@@ -916,6 +916,7 @@ def test_checkpoint_parse_refuses_what_a_run_does_not_print() -> None:
     head, sha = "a" * 64, "b" * 64
     assert Checkpoint.parse(f" 12:{head}:{sha}\n") == Checkpoint(12, head, sha)
     for text in (f"0:{head}:{sha}", f"-1:{head}:{sha}", f"12:{head}", f"x:{head}:{sha}",
+                 f"12:{head[:-1]}\n:{sha}",
                  f"12:{head.upper()}:{sha}", f"12:{head}:{sha[:-1]}", ""):  # fmt: skip
         with pytest.raises(ValueError, match="not a checkpoint"):
             Checkpoint.parse(text)
