@@ -236,7 +236,10 @@ def demo_command(args: argparse.Namespace) -> int:
         )
         print(f"the demo stopped by itself (exit status: {statuses})", file=sys.stderr)
         return 1
-    return 0 if server.returncode == 0 else 1  # the server drained and stopped cleanly
+    if server.returncode != 0:  # it did not drain and stop cleanly: say how it ended
+        print(f"the server exited with status {server.returncode} while stopping", file=sys.stderr)
+        return 1
+    return 0
 
 
 class _Server(uvicorn.Server):
