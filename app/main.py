@@ -25,6 +25,7 @@ from app.routes import TABLE_BODIES, router
 from app.schemas import problem_responses
 from app.service import FloorConfig, Service, TableConfig
 from app.settings import Settings
+from app.table_route import TableEventRoute, table_endpoints
 from app.writer import Writer
 from jackpot.config import LinkConfig, MeterConfig, Timing
 from jackpot.money import Money
@@ -127,10 +128,16 @@ def create_app(
     app.state.writer = writer
     app.state.metrics = writer.metrics
     problems.install(app)
+    api = router(writer, tokens)
+    # Middleware added later wraps what was added before: the table events' direct route
+    # is inside the request context (request id, logging context, response metrics).
+    app.add_middleware(
+        TableEventRoute, endpoints=table_endpoints(api), handlers=app.exception_handlers
+    )
     app.add_middleware(
         RequestContextMiddleware, access_log=settings.access_log, metrics=writer.metrics
     )
-    app.include_router(router(writer, tokens))
+    app.include_router(api)
     _describe_bodies(app, TABLE_BODIES)
     app.include_router(metrics_router(writer.metrics))
     app.include_router(

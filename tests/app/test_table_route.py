@@ -1,0 +1,153 @@
+"""The table events' direct route (app/table_route.py) answers exactly as FastAPI's routing.
+
+The same requests, in the same order, at the same clock, go to two apps: one as served
+(table events through the direct route) and one without it (through FastAPI's router).
+Every answer must be the same: status, body and the headers a client reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from fastapi.routing import APIRoute
+
+from app.floor import load_floor
+from app.journal import MemoryJournal
+from app.main import create_app
+from app.settings import Settings
+from app.table_route import TableEventRoute
+from app.timefmt import format_time
+from tests.app.test_api import DEMO, T01, T02
+
+START = 1_800_000_000_000
+HEADERS = ("content-type", "www-authenticate", "retry-after", "allow", "location")
+
+
+def app_at(clock: list[int], *, direct: bool) -> FastAPI:
+    app = create_app(Settings(), load_floor(DEMO), journal=MemoryJournal())
+    if not direct:  # before the first request: the middleware stack is built then
+        app.user_middleware = [m for m in app.user_middleware if m.cls is not TableEventRoute]
+    app.state.writer.clock = lambda: clock[0]
+    app.state.writer.outcome_wait_s = 0.05
+    return app
+
+
+@pytest.fixture
+def routes_handled(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths FastAPI's router handed to a route, in order."""
+    handled: list[str] = []
+    handle = APIRoute.handle
+
+    async def counted(self: APIRoute, scope: Any, receive: Any, send: Any) -> None:
+        handled.append(scope["raw_path"].decode())
+        await handle(self, scope, receive, send)
+
+    monkeypatch.setattr(APIRoute, "handle", counted)
+    return handled
+
+
+def script(at: Callable[[int], str]) -> list[tuple[str, str, dict[str, str], Any]]:
+    """(method, path, headers, body): the table events' success and failure cases."""
+    bets = {
+        "closed_at": at(0),
+        "boxes": [
+            {"box": 1, "ante": "25.00", "jackpot": "1.00"},
+            {"box": 2, "ante": "0", "jackpot": "1.00"},
+            {"box": 3, "ante": "10.00", "jackpot": "1.00", "player": "p1"},
+        ],
+    }
+    royal = {
+        "boxes": [
+            {"box": 1, "dealt_at": at(10), "cards": ["AS", "KS", "QS", "JS", "TS"]},
+            {"box": 3, "dealt_at": at(20), "cards": ["2H", "2D", "2S", "2C", "9H"]},
+        ]
+    }
+    other = {**bets, "boxes": [{"box": 1, "ante": "30.00", "jackpot": "1.00"}]}
+    r1 = "/v1/tables/T02/rounds/R1"
+    return [
+        ("POST", f"{r1}/bets", T02, bets),  # accepted, one returned (5.4)
+        ("POST", f"{r1}/bets", T02, bets),  # a retry: the first answer
+        ("POST", f"{r1}/bets", T02, other),  # 409: another body
+        ("POST", f"{r1}/bets", {}, bets),  # 401
+        ("POST", f"{r1}/bets", T01, bets),  # 403: another table's round
+        ("POST", "/v1/tables/T02/rounds/R2/bets", T02, {**bets, "closed_at": 5}),  # 422
+        ("POST", "/v1/tables/T02/rounds/R2/bets", T02, {"boxes": [{"box": 1, "ante": 1}]}),
+        ("POST", "/v1/tables/T0!/rounds/R%0A/bets", T02, bets),  # 422: both ids
+        ("POST", "/v1/tables/T02/rounds/R2/bets", T02, b"{not json"),  # 422
+        ("POST", "/v1/tables/T02/rounds/R2/bets", T02, {**bets, "closed_at": at(60_000)}),
+        ("POST", "/v1/tables/T02/rounds/R9/outcome", T02, royal),  # 404: no bets
+        ("POST", f"{r1}/outcome", T02, {"boxes": royal["boxes"][:1]}),  # 422: box 3 unlisted
+        ("POST", f"{r1}/outcome", T02, royal),  # a pending royal flush, a fixed 4K
+        ("POST", f"{r1}/outcome", T02, royal),  # a retry
+        ("GET", r1, T02, None),  # not a table event: the router
+        ("PUT", f"{r1}/bets", T02, bets),  # 405 from the router
+        ("POST", f"{r1}/bets/", T02, bets),  # not the route's path: the router redirects
+        ("POST", "/v1/tables/T02/rounds/R3/bets", T02, bets),
+        ("POST", "/v1/tables/T02/rounds/R3/void", T02, {"reason": "misdeal (5.8)", "boxes": [3]}),
+        ("POST", "/v1/tables/T02/rounds/R3/void", T02, {"boxes": [1]}),  # 422: no reason
+        # (table, round, kind) is the event's key (API.md): another void body is a 409.
+        ("POST", "/v1/tables/T02/rounds/R3/void", T02, {"reason": "foreign card (5.8.1)"}),
+    ]
+
+
+async def answers(app: FastAPI, clock: list[int]) -> list[tuple[int, dict[str, str], Any]]:
+    got = []
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            for method, path, headers, body in script(lambda ms: format_time(START + ms)):
+                clock[0] += 1_000
+                content = body if isinstance(body, bytes) else None
+                json = None if body is None or content is not None else body
+                r = await client.request(method, path, headers=headers, json=json, content=content)
+                shown = {h: r.headers[h] for h in HEADERS if h in r.headers}
+                got.append((r.status_code, shown, r.json() if r.content else None))
+    return got
+
+
+async def test_the_direct_route_answers_as_the_router(routes_handled: list[str]) -> None:
+    direct = await answers(app_at(clock := [START], direct=True), clock)
+    through_direct = list(routes_handled)
+    routes_handled.clear()
+    routed = await answers(app_at(clock := [START], direct=False), clock)
+    assert direct == routed
+    statuses = [status for status, _, _ in direct]
+    assert statuses == [
+        200, 200, 409, 401, 403, 422, 422, 422, 422, 422, 404, 422, 200, 200, 200, 405, 307,
+        200, 200, 422, 409,
+    ]  # fmt: skip
+    requests = [(method, path) for method, path, _, _ in script(str)]
+    # Without the direct route FastAPI's router handed every request to a route but the
+    # redirected one; with it, only the two that are not table events (GET, PUT).
+    assert routes_handled == [path for method, path in requests if not path.endswith("/")]
+    assert through_direct == [path for method, path in requests if method != "POST"]
+
+
+def test_every_table_event_has_its_endpoint() -> None:
+    app = create_app(Settings(), load_floor(DEMO), journal=MemoryJournal())
+    (route,) = [m for m in app.user_middleware if m.cls is TableEventRoute]
+    assert sorted(route.kwargs["endpoints"]) == ["bets", "outcome", "void"]
+    assert route.kwargs["handlers"] is app.exception_handlers
+
+
+@pytest.fixture
+async def served() -> AsyncIterator[FastAPI]:
+    app = app_at([START], direct=True)
+    async with app.router.lifespan_context(app):
+        yield app
+
+
+async def test_request_id_and_metrics_cover_the_direct_route(served: FastAPI) -> None:
+    transport = httpx.ASGITransport(app=served)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        body = {"closed_at": format_time(START), "boxes": [{"box": 1, "ante": "1.00"}]}
+        r = await client.post(
+            "/v1/tables/T02/rounds/R1/bets", json=body, headers={**T02, "X-Request-Id": "abc-1"}
+        )
+        assert r.status_code == 200 and r.headers["x-request-id"] == "abc-1"
+        exposition = (await client.get("/metrics")).text
+    assert 'jackpot_http_responses_total{code="200"} 1.0' in exposition
