@@ -200,7 +200,9 @@ def ceiling_and_bets(args: argparse.Namespace) -> None:
         wait_for_port(port)
         if args.warmup > 0:  # both servers get the same warm-up, unmeasured
             wrk(f"http://127.0.0.1:{port}/noop", args.warmup, args.connections, noop_lua)
+        before = proc_times()[noop.pid][1]
         ceiling = wrk(f"http://127.0.0.1:{port}/noop", args.seconds, args.connections, noop_lua)
+        ceiling["cpu"] = proc_times()[noop.pid][1] - before
     finally:
         noop.terminate()
         noop.wait()
@@ -227,7 +229,9 @@ def ceiling_and_bets(args: argparse.Namespace) -> None:
         wait_health(f"http://127.0.0.1:{port}/health")
         if args.warmup > 0:
             wrk(f"http://127.0.0.1:{port}", args.warmup, args.connections, bets_lua(work))
+        before = proc_times()[server.pid][1]
         bets = wrk(f"http://127.0.0.1:{port}", args.seconds, args.connections, bets_lua(work))
+        bets["cpu"] = proc_times()[server.pid][1] - before
     finally:
         server.terminate()
         server.wait(timeout=60)
@@ -245,6 +249,13 @@ def ceiling_and_bets(args: argparse.Namespace) -> None:
         f"p99 {bets.get('p99', 0):.1f} ms"
     )
     print(f"bets non-2xx answers:         {bets['non2xx']:.0f}")
+    # The server's own CPU (and its reaped children's: snapshots) per answered request:
+    # unlike requests/s, it hardly moves when wrk or another process shares the cores.
+    noop_us, bets_us = (1e6 * f["cpu"] / (f["rps"] * args.seconds) for f in (ceiling, bets))
+    print(
+        f"server CPU per request:       no-op {noop_us:.0f} µs, bets {bets_us:.0f} µs "
+        f"(no-op / bets: {noop_us / bets_us:.0%})"
+    )
 
 
 def wait_for_port(port: int, seconds: float = 30) -> None:
