@@ -540,6 +540,11 @@ class Writer:
         # collection to the young objects, which would otherwise walk the whole floor
         # (pauses of half a second on a large one). Pruned rounds are still freed, by
         # reference counting. It also spares the forked child's pages from the collector.
+        # The young generation is collected first: a refused request leaves cyclic garbage
+        # (exception, traceback, frames, the request), which a freeze would keep forever
+        # (measured: 2,105 uvicorn request cycles kept after 20 s of refused requests with a
+        # snapshot every 2,000 entries; 182 with this collection, the ones still in flight).
+        gc.collect(0)
         gc.freeze()
         text = dump_text_aside(self.service, seq, head)
 
