@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from app import problems
 from app.auth import Principal, Tokens
+from app.body_limit import BodyLimit
 from app.broadcast import Broadcaster, MemoryBackend
 from app.display import display_router
 from app.floor import Floor as FloorFile
@@ -130,10 +131,12 @@ def create_app(
     problems.install(app)
     api = router(writer, tokens)
     # Middleware added later wraps what was added before: the table events' direct route
-    # is inside the request context (request id, logging context, response metrics).
+    # is inside the body limit, both inside the request context (request id, logging
+    # context, response metrics).
     app.add_middleware(
         TableEventRoute, endpoints=table_endpoints(api), handlers=app.exception_handlers
     )
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     app.add_middleware(
         RequestContextMiddleware, access_log=settings.access_log, metrics=writer.metrics
     )

@@ -49,3 +49,6 @@ class Settings(BaseSettings):
     log_level: str = "info"
     # JACKPOT_ACCESS_LOG=1: one line per HTTP request (off: the writer's hot path).
     access_log: bool = False
+    # A request body above this is refused (413) before it is read whole: the largest
+    # table event (52 boxes, API.md) is under 16 KiB.
+    max_body_bytes: int = Field(default=65_536, ge=1_024)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import orjson
 import pytest
 
 from app.floor import load_floor
@@ -122,6 +123,39 @@ async def test_wrong_prescribed_wager_is_422_and_records_nothing(
     )
     assert r.status_code == 422
     assert (await client.get("/v1/tables/T01/rounds/R1", headers=T01)).status_code == 404
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+async def test_a_body_over_the_limit_is_413_and_records_nothing(
+    client: httpx.AsyncClient, clock: Clock, chunked: bool
+) -> None:
+    limit = Settings().max_body_bytes
+    text = orjson.dumps(bets_body(clock, (1, "25.00", "1.00")))
+    padded = text[:-1] + b" " * (limit - len(text)) + b"}"  # valid JSON of exactly the limit
+    assert len(padded) == limit
+    r = await client.post("/v1/tables/T01/rounds/R1/bets", content=padded, headers=T01)
+    assert r.status_code == 200, r.text
+
+    # without a Content-Length (chunked) the body is counted as it comes
+    content = chunks_of(padded + b" ") if chunked else padded + b" "
+    r = await client.post("/v1/tables/T01/rounds/R2/bets", content=content, headers=T01)
+    assert r.status_code == 413, r.text
+    assert r.headers["content-type"] == "application/problem+json"
+    assert r.json()["status"] == 413
+    assert (await client.get("/v1/tables/T01/rounds/R2", headers=T01)).status_code == 404
+    # an operator's change too (FastAPI's router reads that body)
+    seed = b'{"seed": "15000.00", "reason": "new seed"' + b" " * limit + b"}"
+    content = chunks_of(seed) if chunked else seed
+    path = "/v1/links/stud/meters/major/seed"
+    r = await client.put(path, content=content, headers=SUPERVISOR)
+    assert r.status_code == 413 and r.json()["status"] == 413, r.text
+    meter = (await client.get("/v1/links/stud/meters/major", headers=OPERATOR)).json()
+    assert meter["seed"] == "10000.00"
+
+
+async def chunks_of(data: bytes) -> AsyncIterator[bytes]:
+    for i in range(0, len(data), 4_096):
+        yield data[i : i + 4_096]
 
 
 async def test_auth_401_without_token_403_for_another_table(
