@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from jackpot.money import ZERO, Money, format_money, is_whole_cents
+from jackpot.money import CENT, ZERO, Money, format_money, is_whole_cents
 from tables.cards import DECK, Card
 from tables.errors import InvalidBetError, TablesError
 from tables.games import Game, GameId
@@ -99,7 +99,6 @@ def _amount(value: int, loc: tuple[str | int, ...], what: str) -> None:
 def _check_amounts(settings: TableSettings, bet: BoxBet, i: int) -> None:
     """The jackpot amounts a table can take (3.4: the prescribed amount displayed)."""
     game, prescribed = settings.game, settings.prescribed_wager
-    shown = format_money(prescribed)
     if bet.jackpot_dealer and not game.dealer_wager:
         raise InvalidBetError(
             "a jackpot wager on the dealer's hand exists only at singapore_stud (3.5)",
@@ -110,41 +109,36 @@ def _check_amounts(settings: TableSettings, bet: BoxBet, i: int) -> None:
         for field, value in (("jackpot", bet.jackpot), ("jackpot_dealer", bet.jackpot_dealer)):
             if value % prescribed:
                 raise InvalidBetError(
-                    f"a jackpot wager here is a whole number of {shown} credits, not"
-                    f" {format_money(value)}: rule 3.5",
+                    f"a jackpot wager here is a whole number of {format_money(prescribed)}"
+                    f" credits, not {format_money(value)}: rule 3.5",
                     ("boxes", i, field),
                 )
     elif not game.river and bet.jackpot not in (0, prescribed):
         raise InvalidBetError(
-            f"the jackpot wager at this table is {shown}, not {format_money(bet.jackpot)}:"
-            " rule 3.4",
+            f"the jackpot wager at this table is {format_money(prescribed)}, not"
+            f" {format_money(bet.jackpot)}: rule 3.4",
             ("boxes", i, "jackpot"),
         )
 
 
 def _decide(settings: TableSettings, bet: BoxBet, i: int) -> BetDecision:
-    game = settings.game
     _check_amounts(settings, bet, i)
-
-    def decision(status: BetStatus, reason: str | None = None) -> BetDecision:
-        accepted = status == "accepted"
-        return BetDecision(
-            bet.box, status, bet.jackpot if accepted else ZERO,
-            bet.jackpot_dealer if accepted else ZERO, reason, bet.ante, bet.player,
-        )  # fmt: skip
-
     if bet.jackpot == 0 and bet.jackpot_dealer == 0:
-        return decision("none")
+        return BetDecision(bet.box, "none", ZERO, ZERO, None, bet.ante, bet.player)
+    game = settings.game
     if bet.ante == 0:
         # 3.8 / singapore 3.5: a jackpot wager needs an ante; 5.4: it is returned.
-        return decision("returned", f"no ante (rule {game.rules.no_ante})")
+        reason = f"no ante (rule {game.rules.no_ante})"
+        return BetDecision(bet.box, "returned", ZERO, ZERO, reason, bet.ante, bet.player)
     if game.river and bet.jackpot > bet.ante:
         raise InvalidBetError(
             f"the River bet ({format_money(bet.jackpot)}) shall not exceed the ante"
             f" ({format_money(bet.ante)}): western stud",
             ("boxes", i, "jackpot"),
         )
-    return decision("accepted")
+    return BetDecision(
+        bet.box, "accepted", bet.jackpot, bet.jackpot_dealer, None, bet.ante, bet.player
+    )
 
 
 def check_bets(settings: TableSettings, bets: Sequence[BoxBet]) -> list[BetDecision]:
@@ -164,9 +158,17 @@ def check_bets(settings: TableSettings, bets: Sequence[BoxBet]) -> list[BetDecis
                 ("boxes", i, "box"),
             )
         seen[bet.box] = i
-        _amount(bet.ante, ("boxes", i, "ante"), "the ante")
-        _amount(bet.jackpot, ("boxes", i, "jackpot"), "a jackpot wager")
-        _amount(bet.jackpot_dealer, ("boxes", i, "jackpot_dealer"), "a jackpot wager")
+        ante, jackpot, dealer = bet.ante, bet.jackpot, bet.jackpot_dealer
+        # The common case in one test; anything else (a bool, a negative or sub-cent
+        # amount) is named by `_amount`, field by field.
+        if not (
+            type(ante) is int and type(jackpot) is int and type(dealer) is int
+            and ante >= 0 and jackpot >= 0 and dealer >= 0
+            and not (ante % CENT or jackpot % CENT or dealer % CENT)
+        ):  # fmt: skip
+            _amount(ante, ("boxes", i, "ante"), "the ante")
+            _amount(jackpot, ("boxes", i, "jackpot"), "a jackpot wager")
+            _amount(dealer, ("boxes", i, "jackpot_dealer"), "a jackpot wager")
         decisions.append(_decide(settings, bet, i))
     return decisions
 
