@@ -52,6 +52,12 @@ class Link:
         earlier win. A round open longer than round_timeout stops holding (it is stale).
         """
         bound = now - timing.hold_ms
+        if not self.open_rounds:
+            return bound
+        earliest = min(self.open_rounds.values())
+        if now - earliest <= timing.round_timeout_ms:
+            # The earliest open round is not stale, so no later one is: it is the bound.
+            return min(bound, earliest)
         for effective_at in self.open_rounds.values():
             if now - effective_at <= timing.round_timeout_ms and effective_at < bound:
                 bound = effective_at
