@@ -90,13 +90,26 @@ class Link:
                     value = max(meter.value, ceiling)
                 values.append(Money(value))
             return values
+        # The contributions between two awards go to a copy at once: with its ceiling,
+        # contributing a then b leaves the value that contributing a + b does (amounts are
+        # never negative), as the sums above assume. What the reserve gets does not count.
         copies = [replace(m) for m in self.meters]
+        held = [0] * len(copies)  # per meter: to_meter not yet given to the copy
         for event in self.timeline.pending():
             if event.kind == CONTRIBUTION:
-                applied_contribution(copies, event)
-            else:
-                apply_event(copies, event)
+                held = [h + m for h, (m, _) in zip(held, event.amounts, strict=True)]
+                continue
+            held = _contribute(copies, held)
+            apply_event(copies, event)
+        _contribute(copies, held)
         return [m.value for m in copies]
+
+
+def _contribute(meters: list[Meter], held: list[int]) -> list[int]:
+    """Give each meter its held contribution; nothing is held after."""
+    for meter, to_meter in zip(meters, held, strict=True):
+        meter.contribute(to_meter, 0)
+    return [0] * len(meters)
 
 
 def apply_event(meters: list[Meter], event: Event) -> tuple[Money, Funding | None] | None:
