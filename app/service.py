@@ -31,7 +31,7 @@ from jackpot.errors import StateConflictError, UnknownError
 from jackpot.floor import FinalizeResult, Floor, Result
 from jackpot.money import Money, format_money
 from tables.bets import BetDecision, BoxBet, Draws, RandomSource, TableSettings, check_bets, draw
-from tables.cards import parse_card
+from tables.cards import parse_card, parse_hand
 from tables.hands import BoxHand, DealerHand
 from tables.settle import FixedClaim, settle
 
@@ -129,7 +129,7 @@ class Service:
         hands = [
             BoxHand(
                 h["box"],
-                tuple(parse_card(c, ("boxes", i, "cards", j)) for j, c in enumerate(h["cards"])),
+                parse_hand(h["cards"], ("boxes", i, "cards")),
                 h["folded"],
                 h["dealt_at"],
             )
@@ -138,8 +138,7 @@ class Service:
         dealer = None
         if body.get("dealer") is not None:
             d = body["dealer"]
-            cards = tuple(parse_card(c, ("dealer", "cards", j)) for j, c in enumerate(d["cards"]))
-            dealer = DealerHand(cards, d.get("dealt_at"))
+            dealer = DealerHand(parse_hand(d["cards"], ("dealer", "cards")), d.get("dealt_at"))
         decisions = [_undecision(d, voided=rnd.boxes[d["box"]].voided) for d in extras.decisions]
         draws = None if extras.draws is None else _undraws(extras.draws)
         claims = settle(config.settings, decisions, hands, dealer, draws)

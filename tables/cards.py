@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -52,6 +53,16 @@ def parse_card(text: str, loc: Loc = ()) -> Card:
             loc,
         )
     return card
+
+
+def parse_hand(texts: Iterable[str], loc: Loc = ()) -> tuple[Card, ...]:
+    """A hand's card strings -> Cards, as `parse_card` each, an error's loc ending with the
+    card's position. The usual spelling is one lookup: the loc is built only for an error."""
+    cards = []
+    for j, text in enumerate(texts):
+        card = _BY_TEXT.get(text) if type(text) is str else None
+        cards.append(parse_card(text, (*loc, j)) if card is None else card)
+    return tuple(cards)
 
 
 def parse_cards(text: str) -> tuple[Card, ...]:

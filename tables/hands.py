@@ -44,15 +44,18 @@ class _Deck:
         self.holder: dict[Card, str] = {}
 
     def deal(self, cards: Sequence[Card], holder: str, loc: Loc) -> None:
+        seen = self.holder
         for j, card in enumerate(cards):
             if not isinstance(card, Card):
                 raise InvalidHandError(f"{card!r} is not a card: rule 5.8.1", (*loc, j))
-            if card in self.holder:
+            # One lookup for the usual new card; a card seen before keeps its holder.
+            count = len(seen)
+            seen.setdefault(card, holder)
+            if len(seen) == count:
                 raise InvalidHandError(
-                    f"duplicate card {card} (also in {self.holder[card]}): rule {self.rule}",
+                    f"duplicate card {card} (also in {seen[card]}): rule {self.rule}",
                     (*loc, j),
                 )
-            self.holder[card] = holder
 
 
 def _check_boxes(settings: TableSettings, hands: Sequence[BoxHand], deck: _Deck) -> None:

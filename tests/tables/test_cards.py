@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tables.cards import DECK, Card, Suit, parse_card, parse_cards
+from tables.cards import DECK, Card, Suit, parse_card, parse_cards, parse_hand
 from tables.errors import InvalidCardError, TablesError
 
 
@@ -74,3 +74,11 @@ def test_parse_cards_reads_the_rules_notation_and_names_the_position() -> None:
     with pytest.raises(InvalidCardError) as caught:
         parse_cards("AS KS QX")
     assert caught.value.loc == (2,)
+
+
+@pytest.mark.parametrize("bad", ["QX", 12, None, ["AS"]])
+def test_parse_hand_reads_every_spelling_and_names_the_card_under_the_loc(bad: object) -> None:
+    assert parse_hand(["AS", "td", "10D", " 9c"]) == parse_cards("AS TD 10D 9C")
+    with pytest.raises(InvalidCardError) as caught:
+        parse_hand(["AS", "KS", bad], ("boxes", 4, "cards"))  # type: ignore[list-item]
+    assert caught.value.loc == ("boxes", 4, "cards", 2)
