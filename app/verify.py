@@ -732,7 +732,7 @@ async def _check_checkpoint(
     elif row.hash != since.head:
         what = "hash: not the checkpoint's (an entry up to this one was changed)"
         verifier.note(Discrepancy(since.seq, row.kind, what, row.hash, since.head))
-    text = await journal.snapshot_at(since.seq)
+    text = await stored_snapshot(journal, since.seq)
     if text is None:
         what = "checkpoint: its snapshot is not stored"
         verifier.note(Discrepancy(since.seq, "snapshot", what, None, since.snapshot_sha256))
@@ -742,6 +742,15 @@ async def _check_checkpoint(
             Discrepancy(since.seq, "snapshot", what, _sha256(text), since.snapshot_sha256)
         )
     return verifier.report() if verifier.discrepancy_count else None
+
+
+async def stored_snapshot(journal: JournalSource, seq: int) -> str | None:
+    """The snapshot stored after entry `seq`; one that cannot even be unpacked comes back
+    as its error's text, which is no JSON: the checks name it (unreadable, sha256)."""
+    try:
+        return await journal.snapshot_at(seq)
+    except ValueError as error:
+        return f"({error})"
 
 
 def plan_segments(snapshots: Iterable[int], end: int, jobs: int, start: int = 0) -> list[int]:
@@ -773,7 +782,7 @@ async def verify_segment(
     if start == 0:
         verifier = Verifier(config)
     else:
-        snapshot = await journal.snapshot_at(start)
+        snapshot = await stored_snapshot(journal, start)
         try:
             verifier = Verifier.resume(config, snapshot or "")
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as error:
@@ -784,7 +793,7 @@ async def verify_segment(
             unread.note(Discrepancy(start, "snapshot", what, snapshot, None))
             return unread.report()
     marked = None if mark is None or (mark == stop and ends_on_snapshot) else mark
-    mark_text = None if marked is None else await journal.snapshot_at(marked)
+    mark_text = None if marked is None else await stored_snapshot(journal, marked)
 
     def reach(text: str | None) -> None:
         if text is None:
@@ -807,7 +816,7 @@ async def verify_segment(
                     if row.seq >= stop:
                         break
         if ends_on_snapshot:
-            reach(await journal.snapshot_at(stop))
+            reach(await stored_snapshot(journal, stop))
     return verifier.report()
 
 

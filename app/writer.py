@@ -24,10 +24,10 @@ from typing import Any, Protocol
 
 import orjson
 
-from app.journal import DuplicateEntry, Journal, JournalRow, JournalUnavailable
+from app.journal import DuplicateEntry, Journal, JournalRow, JournalUnavailable, pack, unpack_bytes
 from app.metrics import Metrics
 from app.service import Service
-from app.snapshots import dump_text_aside, load_service
+from app.snapshots import dump_packed_aside, load_service
 from app.views import award_row, bets_answer, meters, outcome_answer, void_answer
 from jackpot.errors import JackpotError
 from jackpot.floor import FinalizeResult, OutcomeResult, VoidResult
@@ -98,9 +98,9 @@ class Writer:
     degraded: bool = False
     waiters: dict[tuple[str, str], list[asyncio.Future[None]]] = field(default_factory=dict)
     last_finalize: int = 0
-    # The last durable point, to rebuild from when a commit fails: a snapshot's text
-    # ("": the empty floor), its (seq, head), and the rows committed since.
-    base: str = ""
+    # The last durable point, to rebuild from when a commit fails: a snapshot, packed as
+    # stored (b"": the empty floor), its (seq, head), and the rows committed since.
+    base: bytes = b""
     base_point: tuple[int, str] = (0, GENESIS)
     since_base: list[JournalRow] = field(default_factory=list)
     task: asyncio.Task[None] | None = None
@@ -125,7 +125,7 @@ class Writer:
         snapshot = await self.journal.latest_snapshot()
         # The snapshot is also the base to rebuild from if a commit fails: no second
         # dump of the whole state at start.
-        self.base, self.since_base = ("" if snapshot is None else snapshot[1]), []
+        self.base, self.since_base = (b"" if snapshot is None else pack(snapshot[1])), []
         # Recovery builds many long-lived objects and no garbage cycles: the cyclic
         # collector would walk the growing heap again and again for nothing.
         gc.disable()
@@ -497,7 +497,11 @@ class Writer:
         await self._process(fresh)
 
     def _restore(self) -> None:
-        state: dict[str, Any] = _loads(self.base) if self.base else {"seq": 0, "head": GENESIS}
+        state: dict[str, Any] = (
+            _loads(unpack_bytes(self.base, self.base_point[0]))
+            if self.base
+            else {"seq": 0, "head": GENESIS}
+        )
         self.service = load_service(self.service.config, state)
         self.seq, self.head = state["seq"], state["head"]
         self.base_point = (self.seq, self.head)
@@ -546,11 +550,11 @@ class Writer:
         # snapshot every 2,000 entries; 182 with this collection, the ones still in flight).
         gc.collect(0)
         gc.freeze()
-        text = dump_text_aside(self.service, seq, head)
+        packed = dump_packed_aside(self.service, seq, head)
 
         async def store() -> None:
             try:
-                self._rebase(await text, seq, head)
+                self._rebase(await packed, seq, head)
                 await self.journal.save_snapshot(seq, now, self.base)
             except Exception as error:  # a missed snapshot only slows the next start
                 log.warning("snapshot at %d not saved: %s", seq, error)
@@ -559,9 +563,9 @@ class Writer:
 
         self.snapshot_task = asyncio.create_task(store())
 
-    def _rebase(self, text: str, seq: int, head: str) -> None:
+    def _rebase(self, packed: bytes, seq: int, head: str) -> None:
         """The snapshot at `seq` is the new base: keep only the rows committed after it."""
-        self.base, self.base_point = text, (seq, head)
+        self.base, self.base_point = packed, (seq, head)
         self.since_base = [row for row in self.since_base if row.seq > seq]
 
     def _announce(

@@ -46,7 +46,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.database import create_pool, migrate, start_embedded  # noqa: E402
-from app.journal import JournalRow, PostgresJournal  # noqa: E402
+from app.journal import JournalRow, PostgresJournal, pack, unpack_bytes  # noqa: E402
 from app.service import FloorConfig, Service, TableConfig  # noqa: E402
 from app.verify import (  # noqa: E402
     Checkpoint,
@@ -90,8 +90,8 @@ class ListJournal:
     async def last(self) -> JournalRow | None:
         return self.rows[-1] if self.rows else None
 
-    async def save_snapshot(self, seq: int, taken_at_ms: int, state: str) -> None:
-        self.snapshots[seq] = state
+    async def save_snapshot(self, seq: int, taken_at_ms: int, packed: bytes) -> None:
+        self.snapshots[seq] = unpack_bytes(packed, seq)
 
     async def latest_snapshot(self) -> tuple[int, str] | None:
         return None
@@ -287,7 +287,7 @@ async def from_postgres(config: FloorConfig, journal: ListJournal, jobs: int) ->
             for i in range(0, len(journal.rows), 10_000):
                 await stored.append(journal.rows[i : i + 10_000])
             for seq, text in journal.snapshots.items():
-                await stored.save_snapshot(seq, 0, text)
+                await stored.save_snapshot(seq, 0, pack(text))
             print(f"in PostgreSQL:     {len(journal.rows):,} entries, "
                   f"{len(journal.snapshots)} snapshots")  # fmt: skip
             for n in (1, jobs):

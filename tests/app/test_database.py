@@ -50,11 +50,12 @@ async def test_migrate_creates_the_journal_and_snapshot_tables(fresh_dsn: str) -
     assert await columns(fresh_dsn, "snapshots") == [
         ("seq", "bigint", "NO"),
         ("taken_at_ms", "bigint", "NO"),
-        ("state", "text", "NO"),
+        ("state", "text", "YES"),  # rows stored before 0002
+        ("packed", "bytea", "YES"),  # zlib-compressed JSON since 0002
     ]
     pool = await create_pool(fresh_dsn)
     try:
-        assert await pool.fetchval("SELECT version_num FROM alembic_version") == "0001"
+        assert await pool.fetchval("SELECT version_num FROM alembic_version") == "0002"
         unique = await pool.fetchval(
             "SELECT count(*) FROM pg_indexes WHERE tablename = 'journal'"
             " AND indexdef LIKE 'CREATE UNIQUE INDEX%(idem_key)'"

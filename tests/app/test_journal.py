@@ -17,6 +17,7 @@ from app.journal import (
     JournalUnavailable,
     MemoryJournal,
     PostgresJournal,
+    pack,
 )
 
 
@@ -120,11 +121,11 @@ async def test_the_journal_works_after_a_refused_batch(journal: Journal) -> None
 
 
 async def test_snapshots_latest_wins_and_a_second_at_one_seq_is_ignored(journal: Journal) -> None:
-    await journal.save_snapshot(10, 1_000, '{"at":10}')
-    await journal.save_snapshot(30, 3_000, '{"at":30}')
-    await journal.save_snapshot(20, 2_000, '{"at":20}')
+    await journal.save_snapshot(10, 1_000, pack('{"at":10}'))
+    await journal.save_snapshot(30, 3_000, pack('{"at":30}'))
+    await journal.save_snapshot(20, 2_000, pack('{"at":20}'))
     assert await journal.latest_snapshot() == (30, '{"at":30}')
-    await journal.save_snapshot(30, 4_000, '{"at":"other"}')
+    await journal.save_snapshot(30, 4_000, pack('{"at":"other"}'))
     assert await journal.latest_snapshot() == (30, '{"at":30}')
 
 
@@ -179,7 +180,7 @@ async def test_a_stopped_server_is_unavailable_and_a_restarted_one_is_used_again
         with pytest.raises(JournalUnavailable):
             await collect(journal)
         with pytest.raises(JournalUnavailable):
-            await journal.save_snapshot(1, 0, "{}")
+            await journal.save_snapshot(1, 0, pack("{}"))
 
         # The same pool, the same journal object: the next append after the restart works.
         restarted = await start_embedded(pg_folder, delete_on_stop=True)
@@ -198,3 +199,44 @@ async def test_nothing_listening_is_unavailable() -> None:
         port = probe.getsockname()[1]  # closed again: nothing listens there
     with pytest.raises(JournalUnavailable):
         await PostgresJournal.connect(f"postgresql://postgres@127.0.0.1:{port}/jackpot")
+
+
+# -- snapshots in PostgreSQL: packed (alembic/versions/0002) ------------------------------
+
+
+async def test_a_snapshot_is_stored_packed_and_rows_from_before_are_read_as_text(
+    fresh_dsn: str,
+) -> None:
+    import zlib
+
+    import asyncpg
+
+    state = '{"seq":7,"rounds":[' + ",".join(f'{{"round":"R{i}"}}' for i in range(5_000)) + "]}"
+    journal = await PostgresJournal.connect(fresh_dsn)
+    connection = await asyncpg.connect(fresh_dsn)
+    try:
+        await journal.save_snapshot(7, 1_000, pack(state))
+        stored = await connection.fetchrow(
+            "SELECT state, packed, pg_column_compression(packed) AS again"
+            " FROM snapshots WHERE seq = 7"
+        )
+        assert stored["state"] is None and stored["again"] is None  # not compressed twice
+        assert zlib.decompress(stored["packed"]).decode() == state
+        assert len(stored["packed"]) * 4 < len(state)
+        # A snapshot stored as text before packing came in is read as it is.
+        await connection.execute(
+            "INSERT INTO snapshots (seq, taken_at_ms, state) VALUES (3, 0, '{\"seq\":3}')"
+        )
+        assert await journal.snapshot_at(3) == '{"seq":3}'
+        assert await journal.snapshot_at(7) == state
+        assert await journal.latest_snapshot() == (7, state)
+        with pytest.raises(asyncpg.CheckViolationError):  # one or the other, never both
+            await connection.execute(
+                "INSERT INTO snapshots (seq, taken_at_ms, state, packed) VALUES (9, 0, '{}', '')"
+            )
+        await connection.execute("UPDATE snapshots SET packed = 'not zlib' WHERE seq = 7")
+        with pytest.raises(ValueError, match="seq 7 cannot be unpacked"):
+            await journal.snapshot_at(7)
+    finally:
+        await connection.close()
+        await journal.close()

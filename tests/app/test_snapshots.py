@@ -16,11 +16,11 @@ import orjson
 import pytest
 
 from app.floor import load_floor
-from app.journal import JournalRow
+from app.journal import JournalRow, unpack_bytes
 from app.main import create_app, floor_config
 from app.service import Service
 from app.settings import Settings
-from app.snapshots import dump_text, dump_text_aside
+from app.snapshots import dump_packed_aside, dump_text
 from app.writer import GENESIS, Writer
 from tests.app.test_api import DEMO, Clock, bets_body
 from tests.app.test_metrics import FlakyJournal
@@ -107,7 +107,7 @@ async def test_a_snapshot_is_the_state_its_entries_give_and_becomes_the_base(
     expected = replayed(rows[:seq])
     assert text == dump_text(expected, seq, rows[seq - 1].hash)
     # The base a failed commit would rebuild from moved to the snapshot.
-    assert writer.base == text and writer.base_point == (seq, rows[seq - 1].hash)
+    assert unpack_bytes(writer.base, seq) == text and writer.base_point == (seq, rows[seq - 1].hash)
     assert [row.seq for row in writer.since_base] == list(range(seq + 1, len(rows) + 1))
     assert writer.durable_head() == (rows[-1].seq, rows[-1].hash)
 
@@ -158,12 +158,12 @@ async def test_the_forked_dump_is_the_state_at_the_call_whatever_comes_after() -
     )
     service.apply(entry)
     at_call = dump_text(service, 1, GENESIS)
-    pending = dump_text_aside(service, 1, GENESIS)
+    pending = dump_packed_aside(service, 1, GENESIS)
     later = service.prepare_bets(
         "T01", "R2", {"closed_at": clock.now, "boxes": [_box(2)]}, clock.now, RNG
     )
     service.apply(later)  # the writer goes on while the child serialises
-    text = await pending
+    text = unpack_bytes(await pending, 1)
     assert text == at_call
     assert dump_text(service, 1, GENESIS) != at_call
 
@@ -182,7 +182,7 @@ async def test_a_failed_child_is_an_error_not_a_snapshot(monkeypatch: pytest.Mon
 
     monkeypatch.setattr("app.snapshots.dump_text", broken)
     with pytest.raises(RuntimeError, match="exited with status"):
-        await dump_text_aside(service, 0, GENESIS)
+        await dump_packed_aside(service, 0, GENESIS)
 
 
 class Cycle:

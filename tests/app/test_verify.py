@@ -13,6 +13,7 @@ import dataclasses
 import hashlib
 import json
 import random
+import zlib
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -25,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.export import export_line
-from app.journal import JournalRow, MemoryJournal, PostgresJournal
+from app.journal import JournalRow, MemoryJournal, PostgresJournal, pack
 from app.service import FloorConfig, Service, TableConfig
 from app.snapshots import dump_service
 from app.verify import (
@@ -752,7 +753,7 @@ async def test_an_entry_changed_in_a_later_segment_is_named() -> None:
     for snapshot_seq in await journal.snapshot_seqs():
         text = await journal.snapshot_at(snapshot_seq)
         assert text is not None
-        await forged.save_snapshot(snapshot_seq, 0, text)
+        await forged.save_snapshot(snapshot_seq, 0, pack(text))
     report = await verify(forged, CONFIG, progress=False, jobs=2)
     assert _seqs(report) == {seq}
 
@@ -782,14 +783,35 @@ def test_jobs_in_processes_against_postgresql(
     cut = plan_segments(asyncio.run(_snapshot_seqs(fresh_dsn)), last, 2)[0]
     # A timeline's event counter changed in the stored snapshot (57 -> 157, say): valid
     # JSON, a different state.
-    _execute(fresh_dsn, "UPDATE snapshots SET state = replace(state, '\"serial\":', "
-             "'\"serial\":1') WHERE seq = $1", cut)  # fmt: skip
+    stored = _packed_snapshot(fresh_dsn, cut)
+    changed = stored.replace('"serial":', '"serial":1')
+    assert changed != stored
+    _execute(fresh_dsn, "UPDATE snapshots SET packed = $2 WHERE seq = $1", cut, pack(changed))
     assert main_verify(_args(fresh_dsn, floor_file, jobs=2)) == 1
     assert f"seq {cut} (snapshot)" in capsys.readouterr().out
-    # A snapshot that is not even JSON: named, the segment after it cannot start.
-    _execute(fresh_dsn, "UPDATE snapshots SET state = 'garbage' WHERE seq = $1", cut)
-    assert main_verify(_args(fresh_dsn, floor_file, jobs=2)) == 1
-    assert f"seq {cut} (snapshot): unreadable" in capsys.readouterr().out
+    # A snapshot that is not even JSON, or not even zlib data: named, the segment after
+    # it cannot start.
+    for garbage in (pack("garbage"), b"garbage"):
+        _execute(fresh_dsn, "UPDATE snapshots SET packed = $2 WHERE seq = $1", cut, garbage)
+        assert main_verify(_args(fresh_dsn, floor_file, jobs=2)) == 1
+        assert f"seq {cut} (snapshot): unreadable" in capsys.readouterr().out
+
+
+def _packed_snapshot(dsn: str, seq: int) -> str:
+    """The snapshot's JSON as the writer stored it: packed (alembic/versions/0002)."""
+
+    async def run() -> str:
+        connection = await asyncpg.connect(dsn)
+        try:
+            row = await connection.fetchrow(
+                "SELECT state, packed FROM snapshots WHERE seq = $1", seq
+            )
+        finally:
+            await connection.close()
+        assert row is not None and row["state"] is None
+        return zlib.decompress(row["packed"]).decode()
+
+    return asyncio.run(run())
 
 
 # -- checkpoints: the next run replays only what came after the last one ---------------------
@@ -874,7 +896,7 @@ async def test_a_checkpoint_vouches_only_for_the_journal_it_was_taken_on() -> No
         await copy.append(rows)
         for seq, text in snapshots.items():
             if text is not None:
-                await copy.save_snapshot(seq, 0, text)
+                await copy.save_snapshot(seq, 0, pack(text))
         return copy
 
     # An entry before the checkpoint changed, and the chain recomputed up to the end so
