@@ -303,12 +303,12 @@ class PostgresJournal:
             await self._pool.close()
 
 
-def pack(state: str | bytes) -> bytes:
+def pack(state: str) -> bytes:
     """A snapshot's JSON as stored: zlib (RFC 1950) at level 1, fast and ~30:1 on it.
     Packed where it is made (app/snapshots.py: the forked child), so that neither the
     writer's event loop nor PostgreSQL (pglz, beside the group commits) handles the
     whole text (alembic/versions/0002)."""
-    return zlib.compress(state.encode() if isinstance(state, str) else state, 1)
+    return zlib.compress(state.encode(), 1)
 
 
 def unpack_bytes(packed: bytes, seq: int) -> str:

@@ -63,7 +63,7 @@ def dump_packed_aside(service: Service, seq: int, head: str) -> Awaitable[bytes]
     writer does next) serialises and packs it and writes it to a pipe. The writer is held
     up by the fork alone: not by walking the whole state (hundreds of milliseconds on a
     large floor), nor by its text (84 MB of JSON in a bench_http run, where each pass over
-    it in the writer's process held the event loop 20-40 ms; packed, 3 MB). Without fork
+    it in the writer's process held the event loop 20-40 ms; packed, 1.5 MB). Without fork
     (not POSIX) the state is dumped in place.
     """
     if not hasattr(os, "fork"):
