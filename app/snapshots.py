@@ -84,6 +84,10 @@ def dump_packed_aside(service: Service, seq: int, head: str) -> Awaitable[bytes]
             for signum in (signal.SIGINT, signal.SIGTERM):
                 signal.signal(signum, signal.SIG_DFL)
             gc.disable()
+            # Background work: the writer's requests (and PostgreSQL's commits) come first
+            # on a busy machine. Measured under bench_http's load, three alternating pairs:
+            # bets p99 37-46 ms against 47-56 ms at niceness 0, and 2-18 % more bets/s.
+            os.nice(10)
             data = pack(dump_text(service, seq, head))
             with os.fdopen(write_end, "wb") as out:
                 out.write(data)
