@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 import orjson
 
-from app.journal import DuplicateEntry, Journal, JournalRow, JournalUnavailable, pack, unpack_bytes
+from app.journal import DuplicateEntry, Journal, JournalRow, JournalUnavailable, unpack_bytes
 from app.metrics import Metrics
 from app.service import Service
 from app.snapshots import dump_packed_aside, load_service
@@ -125,7 +125,7 @@ class Writer:
         snapshot = await self.journal.latest_snapshot()
         # The snapshot is also the base to rebuild from if a commit fails: no second
         # dump of the whole state at start.
-        self.base, self.since_base = (b"" if snapshot is None else pack(snapshot[1])), []
+        self.base, self.since_base = (b"" if snapshot is None else snapshot[1]), []
         # Recovery builds many long-lived objects and no garbage cycles: the cyclic
         # collector would walk the growing heap again and again for nothing.
         gc.disable()

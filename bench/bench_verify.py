@@ -93,7 +93,7 @@ class ListJournal:
     async def save_snapshot(self, seq: int, taken_at_ms: int, packed: bytes) -> None:
         self.snapshots[seq] = unpack_bytes(packed, seq)
 
-    async def latest_snapshot(self) -> tuple[int, str] | None:
+    async def latest_snapshot(self) -> tuple[int, bytes] | None:
         return None
 
     async def snapshot_seqs(self) -> list[int]:

@@ -18,11 +18,12 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    # A snapshot's JSON is tens of megabytes on a busy floor: as TEXT, PostgreSQL's pglz
-    # compressed it in the server (1.4 s of a core for 84 MB, measured) while group commits
-    # waited beside it. The writer now sends it zlib-compressed (app/journal.py) into
-    # `packed`, stored EXTERNAL: out of line, not compressed a second time. Rows written
-    # before keep their `state` text and are read as they are; a row has one or the other.
+    # A snapshot's JSON reached tens of megabytes under bench_http's load: as TEXT,
+    # PostgreSQL compressed it with pglz in the server (84 MB stored as 2.4 MB; the store
+    # took 1.4 s) while group commits waited beside it (up to 191 ms). The writer's forked
+    # child now packs it with zlib (app/journal.py `pack`) into `packed`, stored EXTERNAL:
+    # out of line, not compressed a second time. Rows written before keep their `state`
+    # text and are read as they are; a row has one or the other.
     op.execute("ALTER TABLE snapshots ALTER COLUMN state DROP NOT NULL")
     op.execute("ALTER TABLE snapshots ADD COLUMN packed BYTEA")
     op.execute("ALTER TABLE snapshots ALTER COLUMN packed SET STORAGE EXTERNAL")

@@ -728,7 +728,7 @@ async def test_a_stored_snapshot_is_checked_not_trusted() -> None:
     assert stored is not None
     state = json.loads(stored)
     state["floor"]["links"]["stud"]["meters"][0]["value"] += 10_000  # one cent more
-    journal._snapshots[cut] = (0, canonical_json(state))
+    journal._snapshots[cut] = (0, pack(canonical_json(state)))
     report = await verify(journal, CONFIG, progress=False, jobs=2)
     assert not report.ok
     assert [d.kind for d in report.discrepancies][0] == "snapshot"
