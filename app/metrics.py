@@ -102,6 +102,14 @@ class _Read:
     read: Callable[[], Reading]
 
 
+@dataclass(frozen=True, slots=True)
+class Staged:
+    """Counts staged for one group of requests, counted once it is answered."""
+
+    events: list[tuple[str, str, str]]
+    late: list[str]
+
+
 class Metrics:
     """The registry, the hot-path counters and the scrape-time readings of one process."""
 
@@ -147,21 +155,28 @@ class Metrics:
     def late(self, kind: str) -> None:
         self.late_events[kind] = self.late_events.get(kind, 0) + 1
 
-    def commit(self, rows: int, seconds: float) -> None:
+    def take(self) -> Staged:
+        """What is staged so far, for the group it belongs to (the writer applies the next
+        group while this one is being committed); staging starts afresh."""
+        staged = Staged(self._staged, self._staged_late)
+        self._staged, self._staged_late = [], []
+        return staged
+
+    def commit(self, rows: int, seconds: float, staged: Staged | None = None) -> None:
         """A group of `rows` journal entries was committed in `seconds`."""
         self.batch_rows.observe(rows)
         self.commit_seconds.observe(seconds)
-        self.settle()
+        self.settle(staged)
 
-    def settle(self) -> None:
-        """The staged requests are answered (committed, or nothing needed committing)."""
+    def settle(self, staged: Staged | None = None) -> None:
+        """The staged requests (of `staged`, else all so far) are answered: committed, or
+        nothing needed committing."""
+        staged = self.take() if staged is None else staged
         events = self.events
-        for key in self._staged:
+        for key in staged.events:
             events[key] = events.get(key, 0) + 1
-        for kind in self._staged_late:
+        for kind in staged.late:
             self.late(kind)
-        self._staged.clear()
-        self._staged_late.clear()
 
     def unavailable(self, requests: Iterable[tuple[str, str | None]]) -> None:
         """The group was not recorded: every (kind, table) in it gets a 503."""

@@ -6,6 +6,15 @@ state, appends all their journal rows in ONE transaction, and only then answers:
 fsync per group, and nothing is acknowledged before it is durable. If the commit fails,
 the state is rebuilt from the last durable point (an in-memory snapshot plus the entries
 committed since), every request of the group gets a 503, and nothing was acknowledged.
+
+Applying and committing overlap: while one group is being committed, the requests that
+arrive meanwhile are applied and gathered into the next group, committed as soon as the
+first is (one commit in flight at a time, so the journal's order is the order of
+application). Every answer waits for the commits of its own group and of all groups
+before it, in order: a retry of an event still being committed waits for that commit. A
+failed commit refuses its group and the one gathered behind it (applied on top of it).
+What reads the state directly (GET, the meters a commit announces to displays) may see
+the gathered group a commit early, as it could see a group during its commit before.
 """
 
 from __future__ import annotations
@@ -25,7 +34,7 @@ from typing import Any, Protocol
 import orjson
 
 from app.journal import DuplicateEntry, Journal, JournalRow, JournalUnavailable, unpack_bytes
-from app.metrics import Metrics
+from app.metrics import Metrics, Staged
 from app.service import Service
 from app.snapshots import dump_packed_aside, load_service
 from app.views import award_row, bets_answer, meters, outcome_answer, void_answer
@@ -74,6 +83,48 @@ class Submission:
         return f"{self.table}|{self.round}|{self.kind}"
 
 
+Answer = Callable[[], tuple[int, dict[str, Any]]]
+
+
+@dataclass(slots=True)
+class Group:
+    """Requests applied to the state, answered once their journal rows are committed."""
+
+    rows: list[JournalRow] = field(default_factory=list)
+    done: list[tuple[Submission, Answer]] = field(default_factory=list)
+    refused: list[tuple[Submission, Exception]] = field(default_factory=list)
+    claimed: list[AwardRecord] = field(default_factory=list)
+    finalized: list[AwardRecord | ResetRecord] = field(default_factory=list)
+    links: set[str] = field(default_factory=set)
+    staged: Staged = field(default_factory=lambda: Staged([], []))
+    # Resolved True once committed, False if not (a snapshot of the state with these rows
+    # applied is kept only if they are committed); made when a snapshot asks for it.
+    committed: asyncio.Future[bool] | None = None
+
+    def subs(self) -> list[Submission]:
+        return [sub for sub, _ in self.done] + [sub for sub, _ in self.refused]
+
+    def merge(self, later: Group) -> None:
+        self.rows += later.rows
+        self.done += later.done
+        self.refused += later.refused
+        self.claimed += later.claimed
+        self.finalized += later.finalized
+        self.links |= later.links
+        self.staged.events.extend(later.staged.events)
+        self.staged.late.extend(later.staged.late)
+        assert later.committed is None  # asked for only of the groups waiting to commit
+
+    def outcome(self) -> asyncio.Future[bool]:
+        if self.committed is None:
+            self.committed = asyncio.get_running_loop().create_future()
+        return self.committed
+
+    def resolve(self, committed: bool) -> None:
+        if self.committed is not None and not self.committed.done():
+            self.committed.set_result(committed)
+
+
 @dataclass(slots=True)
 class Writer:
     service: Service
@@ -104,6 +155,13 @@ class Writer:
     base_point: tuple[int, str] = (0, GENESIS)
     since_base: list[JournalRow] = field(default_factory=list)
     task: asyncio.Task[None] | None = None
+    # The group applied while another is being committed, the one being committed, the
+    # task committing them, and, while a refused commit is sorted out (`_duplicate`), what
+    # the loop waits for before it applies anything more.
+    gathering: Group | None = None
+    committing: Group | None = None
+    committer: asyncio.Task[None] | None = None
+    paused: asyncio.Future[None] | None = None
     getter: asyncio.Future[Submission] | None = None
     snapshot_task: asyncio.Task[None] | None = None
     stopping: bool = False
@@ -204,15 +262,17 @@ class Writer:
             stop = any(s.kind == "stop" for s in batch)
             work = [s for s in batch if s.kind != "stop"]
             try:
-                await self._process(work)
+                await self._admit(work)
             except Exception:
                 # A bug must not kill the writer (every later request would hang): back
-                # to the last durable state; this group gets a 503, nothing was acked.
+                # to the last durable state; this batch gets a 503, nothing was acked.
                 log.exception("writer: unexpected error; state restored to the journal")
+                await self._idle()
                 self._restore()
                 self.resync = True
                 self._refuse(RuntimeError("internal error"), work)
             if stop:
+                await self._idle()
                 for s in batch:
                     if s.kind == "stop" and not s.future.done():
                         s.future.set_result((200, {}))
@@ -252,28 +312,44 @@ class Writer:
         return max(0.0, (due - now) / 1000)
 
     async def _process(self, batch: list[Submission]) -> None:
+        """Apply a batch and wait until it and every group before it are answered."""
+        await self._admit(batch)
+        await self._idle()
+
+    async def _admit(self, batch: list[Submission]) -> None:
+        """Apply a batch; its group is committed after the one in flight, if any."""
+        while self.paused is not None:
+            await self.paused
         if self.resync:
+            await self._idle()
             try:
                 await self._resync()
             except (JournalUnavailable, OSError) as error:
                 self._refuse(error, batch)
                 return
+        group = self._apply(batch)
+        if not (group.rows or group.done or group.refused):
+            return  # the timer found nothing to finalise
+        if self.gathering is None:
+            self.gathering = group
+        else:
+            self.gathering.merge(group)
+        if self.committer is None:
+            self.committer = asyncio.create_task(self._commit_all(), name="jackpot-commit")
+        if self.seq - self.base_point[0] >= self.snapshot_every and self.snapshot_task is None:
+            self._snapshot()
+
+    def _apply(self, batch: list[Submission]) -> Group:
+        """Apply each request to the state (a refused one changes nothing)."""
         now = self.clock()
-        rows: list[JournalRow] = []
-        done: list[tuple[Submission, Callable[[], tuple[int, dict[str, Any]]]]] = []
-        finalized: list[AwardRecord | ResetRecord] = []
-        claimed: list[AwardRecord] = []
-        links: set[str] = set()
-        refused: list[tuple[Submission, Exception]] = []
+        group = Group()
         for sub in batch:
             try:
-                outcome = self._one(sub, now, rows, claimed, links)
+                outcome = self._one(sub, now, group.rows, group.claimed, group.links)
             except Exception as error:  # answered with its own status by the route
-                refused.append((sub, error))
+                group.refused.append((sub, error))
                 continue
-            done.append((sub, outcome))
-        if refused:
-            await self._answer_refused(refused)
+            group.done.append((sub, outcome))
         if self._finalize_due(now):
             # Finalising is itself an entry, with the server time: replay never reads
             # the clock (DESIGN.md, the watermark).
@@ -281,38 +357,64 @@ class Writer:
             result = self.service.apply(entry)
             assert isinstance(result, FinalizeResult)
             self.last_finalize = now
-            rows.append(self._row(entry, None, None, None))
-            finalized.extend(result.finalized)
-            links.update(r.link for r in result.finalized)
-        if not rows:
-            self.metrics.settle()
-            for sub, answer in done:
-                if not sub.future.done():
-                    sub.future.set_result(answer())
+            group.rows.append(self._row(entry, None, None, None))
+            group.finalized.extend(result.finalized)
+            group.links.update(r.link for r in result.finalized)
+        group.staged = self.metrics.take()
+        return group
+
+    async def _idle(self) -> None:
+        """Wait until every group applied so far is committed (or refused) and answered."""
+        while self.committer is not None:
+            await asyncio.shield(self.committer)
+
+    async def _commit_all(self) -> None:
+        """Commit the gathered groups one at a time, in the order they were applied."""
+        try:
+            while self.gathering is not None:
+                self.committing, self.gathering = self.gathering, None
+                try:
+                    await self._commit(self.committing)
+                except Exception:
+                    # As in `_run`: the requests of this group and of the one gathered
+                    # behind it get a 503, and the state is back at the journal's.
+                    log.exception("writer: unexpected error; state restored to the journal")
+                    self._drop(RuntimeError("internal error"), self.committing)
+        finally:
+            self.committing = self.committer = None
+
+    async def _commit(self, group: Group) -> None:
+        if group.refused:
+            await self._answer_refused(group.refused)
+        if not group.rows:
+            self.metrics.settle(group.staged)
+            self._answer_group(group)
             return
         started = time.perf_counter()
         try:
-            await self.journal.append(rows)
+            await self.journal.append(group.rows)
         except DuplicateEntry as error:
-            await self._duplicate(error, [sub for sub, _ in done])
+            await self._duplicate(error, group)
             return
         except (JournalUnavailable, OSError) as error:
-            self._rollback(error, [sub for sub, _ in done])
+            self._drop(error, group)
             return
-        self.metrics.commit(len(rows), time.perf_counter() - started)
+        self.metrics.commit(len(group.rows), time.perf_counter() - started, group.staged)
         self.stats["batches"] += 1
-        self.stats["rows"] += len(rows)
-        self.since_base.extend(rows)
+        self.stats["rows"] += len(group.rows)
+        self.since_base.extend(group.rows)
         if self.degraded:
             self.degraded = False
             if self.broadcast is not None:
                 self.broadcast.status(None, "ok", "events are recorded again")
-        for sub, answer in done:
+        self._answer_group(group)
+        self._announce(group.links, group.claimed, group.finalized)
+
+    def _answer_group(self, group: Group) -> None:
+        for sub, answer in group.done:
             if not sub.future.done():
                 sub.future.set_result(answer())
-        self._announce(links, claimed, finalized)
-        if len(self.since_base) >= self.snapshot_every and self.snapshot_task is None:
-            self._snapshot()
+        group.resolve(True)
 
     def _one(
         self,
@@ -426,8 +528,17 @@ class Writer:
         pending = any(link.timeline.heap for link in floor.links.values())
         return pending and now - self.last_finalize >= self.finalize_every_ms
 
+    def _drop(self, error: BaseException, group: Group) -> None:
+        """The group may not be recorded: roll back, refusing its requests and those of
+        the group gathered behind it (applied on top of it)."""
+        behind, self.gathering = self.gathering, None
+        self._rollback(error, group.subs() + (behind.subs() if behind is not None else []))
+        for dropped in (group, behind):
+            if dropped is not None:
+                dropped.resolve(False)
+
     def _rollback(self, error: BaseException, subs: list[Submission]) -> None:
-        """The group may not be recorded: back to the last durable state, 503 to everyone.
+        """Back to the last durable state, 503 to every request not yet answered.
 
         A failed COMMIT can still have landed (the connection broke after it): before the
         next group, `_resync` reads the journal's head and replays what it holds beyond
@@ -465,36 +576,51 @@ class Writer:
                 self.metrics.event(sub.kind, sub.table, "retry")
                 sub.future.set_result((200, _loads(row.answer or "{}")))
 
-    async def _duplicate(self, error: DuplicateEntry, subs: list[Submission]) -> None:
+    async def _duplicate(self, error: DuplicateEntry, group: Group) -> None:
         """The journal's unique key refused the group: one of its events was already
         recorded, for a round no longer kept in memory (a late retry). Nothing of the
-        group was written. Answer those from the journal, and apply the others again."""
-        self.metrics.discard()
+        group was written. Answer those from the journal, and apply the others again,
+        with those of the group gathered behind it; nothing else is applied meanwhile."""
+        behind, self.gathering = self.gathering, None
+        subs = group.subs() + (behind.subs() if behind is not None else [])
+        subs = [sub for sub in subs if not sub.future.done()]  # refusals already answered
+        for dropped in (group, behind):
+            if dropped is not None:
+                dropped.resolve(False)
         self._restore()
-        fresh: list[Submission] = []
+        outer = self.paused is None
+        if outer:
+            self.paused = asyncio.get_running_loop().create_future()
         try:
-            for sub in subs:
-                row = await self.journal.lookup(sub.idem_key) if sub.idem_key else None
-                if row is None:
-                    fresh.append(sub)
-                elif row.body_sha256 != _sha(sub.body):
-                    self.metrics.event(sub.kind, sub.table, "refused")
-                    sub.future.set_exception(
-                        Conflict(
-                            f"{sub.kind} of round {sub.round!r} was "
-                            "already posted with a different body"
+            fresh: list[Submission] = []
+            try:
+                for sub in subs:
+                    row = await self.journal.lookup(sub.idem_key) if sub.idem_key else None
+                    if row is None:
+                        fresh.append(sub)
+                    elif row.body_sha256 != _sha(sub.body):
+                        self.metrics.event(sub.kind, sub.table, "refused")
+                        sub.future.set_exception(
+                            Conflict(
+                                f"{sub.kind} of round {sub.round!r} was "
+                                "already posted with a different body"
+                            )
                         )
-                    )
-                else:
-                    self.metrics.event(sub.kind, sub.table, "retry")
-                    sub.future.set_result((200, _loads(row.answer or "{}")))
-        except (JournalUnavailable, OSError) as lost:
-            self._rollback(lost, [s for s in subs if not s.future.done()])
-            return
-        if len(fresh) == len(subs):  # not an idempotency key: the journal is ahead of us
-            self._rollback(error, subs)
-            return
-        await self._process(fresh)
+                    else:
+                        self.metrics.event(sub.kind, sub.table, "retry")
+                        sub.future.set_result((200, _loads(row.answer or "{}")))
+            except (JournalUnavailable, OSError) as lost:
+                self._rollback(lost, [sub for sub in subs if not sub.future.done()])
+                return
+            if len(fresh) == len(subs):  # not an idempotency key: the journal is ahead of us
+                self._rollback(error, subs)
+                return
+            await self._commit(self._apply(fresh))
+        finally:
+            if outer:
+                assert self.paused is not None
+                self.paused.set_result(None)
+                self.paused = None
 
     def _restore(self) -> None:
         state: dict[str, Any] = (
@@ -535,10 +661,12 @@ class Writer:
         self.seq, self.head = row.seq, row.hash
 
     def _snapshot(self) -> None:
-        """Snapshot the state as it is now (every row up to `seq` is committed): a forked
-        process serialises it while the writer goes on; then it becomes the base to
-        rebuild from and is stored."""
+        """Snapshot the state as it is now, with every row up to `seq` applied: a forked
+        process serialises it while the writer goes on; once those rows are committed, it
+        becomes the base to rebuild from and is stored (if they are not, it is dropped)."""
         seq, head, now = self.seq, self.head, self.clock()
+        last = self.gathering or self.committing  # the group of the last row applied
+        committed = None if last is None else last.outcome()
         # The state is long-lived and makes no garbage cycles (a cycle collection under
         # load frees nothing): taking it out of the collector's generations keeps every
         # collection to the young objects, which would otherwise walk the whole floor
@@ -554,7 +682,11 @@ class Writer:
 
         async def store() -> None:
             try:
-                self._rebase(await packed, seq, head)
+                state = await packed
+                if committed is not None and not await committed:
+                    log.info("snapshot at %d dropped: its last rows were not committed", seq)
+                    return
+                self._rebase(state, seq, head)
                 await self.journal.save_snapshot(seq, now, self.base)
             except Exception as error:  # a missed snapshot only slows the next start
                 log.warning("snapshot at %d not saved: %s", seq, error)

@@ -1,0 +1,314 @@
+"""The writer applies a group while the one before it is being committed (app/writer.py).
+
+Overlapping them must not weaken the issue's promise: nothing is acknowledged before it
+is committed, answers come in the order of the journal, a failed commit leaves the state
+exactly as the journal gives it, and a snapshot is never of rows that were not committed.
+These tests hold a commit open (a gate) while later requests arrive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import orjson
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.floor import load_floor
+from app.journal import JournalRow, JournalUnavailable, MemoryJournal
+from app.main import floor_config
+from app.schemas import BetsRequest
+from app.service import Service
+from app.snapshots import dump_text
+from app.timefmt import format_time
+from app.writer import Conflict, Unavailable, Writer, _sha
+from tests.app.test_api import DEMO, Clock
+
+NOW = 1_800_000_000_000
+
+
+class GatedJournal(MemoryJournal):
+    """A journal whose appends wait at a gate while it is shut, and fail when told to."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = asyncio.Event()
+        self.gate.set()
+        self.fail_next = False
+        self.waiting = 0  # appends held at the gate
+        self.appended: list[list[str]] = []  # each successful append: its rows' keys or kinds
+
+    async def append(self, rows: Sequence[JournalRow]) -> None:
+        self.waiting += 1
+        try:
+            await self.gate.wait()
+        finally:
+            self.waiting -= 1
+        if self.fail_next:
+            self.fail_next = False
+            raise JournalUnavailable("connection lost")
+        await super().append(rows)
+        self.appended.append([row.idem_key or row.kind for row in rows])
+
+
+def service() -> Service:
+    config, _ = floor_config(load_floor(DEMO))
+    return Service(config)
+
+
+def bets(at: int = NOW) -> dict[str, Any]:
+    """A bets body (two boxes with the jackpot wager) as the route hands it to the writer."""
+    boxes = [{"box": b, "ante": "10.00", "jackpot": "1.00"} for b in (1, 2)]
+    return BetsRequest.model_validate({"closed_at": format_time(at), "boxes": boxes}).domain()
+
+
+def replayed(rows: list[JournalRow]) -> Service:
+    state = service()
+    for row in rows:
+        state.apply(orjson.loads(row.entry))
+        if row.idem_key is not None and row.body_sha256 is not None:
+            state.idem[row.idem_key] = row.body_sha256
+    return state
+
+
+async def journal_rows(journal: MemoryJournal) -> list[JournalRow]:
+    return [row async for row in journal.read(0)]
+
+
+async def state_is_the_journals(writer: Writer, journal: MemoryJournal) -> None:
+    rows = await journal_rows(journal)
+    seq, head = (rows[-1].seq, rows[-1].hash) if rows else (0, writer.head)
+    assert (writer.seq, writer.head) == (seq, head)
+    assert dump_text(writer.service, seq, head) == dump_text(replayed(rows), seq, head)
+    assert writer.durable_head()[0] == seq
+
+
+async def until(condition: Callable[[], bool], what: str) -> None:
+    for _ in range(500):
+        if condition():
+            return
+        await asyncio.sleep(0.002)
+    raise AssertionError(f"never: {what}")
+
+
+class Harness:
+    def __init__(self, snapshot_every: int = 20_000) -> None:
+        self.journal = GatedJournal()
+        self.clock = Clock()
+        self.clock.now = NOW
+        self.writer = Writer(
+            service(), self.journal, clock=self.clock, snapshot_every=snapshot_every
+        )
+
+    async def __aenter__(self) -> Harness:
+        await self.writer.recover()
+        self.writer.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.journal.gate.set()
+        await self.writer.stop()
+
+    def applied(self, round_id: str) -> bool:
+        return ("T01", round_id) in self.writer.service.floor.rounds
+
+    def post(self, round_id: str, body: dict[str, Any], table: str = "T01") -> asyncio.Task[Any]:
+        return asyncio.create_task(self.writer.submit("bets", table, round_id, body))
+
+
+async def outcome(task: Awaitable[Any]) -> Any:
+    """The status, or the exception's class."""
+    try:
+        status, _ = await task
+        return status
+    except Exception as error:
+        return type(error)
+
+
+async def test_a_group_is_applied_while_the_one_before_is_committed_and_answered_after_it() -> None:
+    async with Harness() as h:
+        h.journal.gate.clear()
+        first = h.post("R1", bets())
+        await until(lambda: h.journal.waiting == 1, "the first group's append is held")
+        second = h.post("R2", bets())
+        await until(lambda: h.applied("R2"), "the second request is applied")
+        await asyncio.sleep(0.01)
+        assert not first.done() and not second.done()  # nothing acknowledged yet
+        h.journal.gate.set()
+        assert await outcome(first) == 201 and await outcome(second) == 201
+        # One commit in flight at a time, in order (the first group finalises: a contribution
+        # is pending and none was finalised yet).
+        assert h.journal.appended == [["T01|R1|bets", "finalize"], ["T01|R2|bets"]]
+        await state_is_the_journals(h.writer, h.journal)
+
+
+async def test_a_retry_of_an_event_being_committed_waits_for_that_commit() -> None:
+    async with Harness() as h:
+        h.journal.gate.clear()
+        first = h.post("R1", bets())
+        await until(lambda: h.journal.waiting == 1, "the first append is held")
+        retry = h.post("R1", bets())  # same body: answered from the first, once it is durable
+        await asyncio.sleep(0.02)
+        assert not retry.done()
+        h.journal.fail_next = True
+        h.journal.gate.set()
+        # The first was never recorded: its retry must not be acknowledged either.
+        assert await outcome(first) is Unavailable
+        assert await outcome(retry) is Unavailable
+        assert await journal_rows(h.journal) == []
+        await state_is_the_journals(h.writer, h.journal)
+        assert await outcome(h.post("R1", bets())) == 201  # its next retry is recorded
+        await state_is_the_journals(h.writer, h.journal)
+
+
+async def test_a_failed_commit_refuses_the_group_gathered_behind_it() -> None:
+    async with Harness() as h:
+        assert await outcome(h.post("R0", bets())) == 201
+        h.journal.gate.clear()
+        first = h.post("R1", bets())
+        await until(lambda: h.journal.waiting == 1, "the append is held")
+        behind = [h.post(f"R{n}", bets()) for n in (2, 3)]
+        await until(lambda: h.applied("R3"), "the requests behind it are applied")
+        h.journal.fail_next = True
+        h.journal.gate.set()
+        assert [await outcome(t) for t in (first, *behind)] == [Unavailable] * 3
+        assert [row.idem_key or row.kind for row in await journal_rows(h.journal)] == [
+            "T01|R0|bets",
+            "finalize",
+        ]
+        await state_is_the_journals(h.writer, h.journal)
+        assert await outcome(h.post("R2", bets())) == 201
+        await state_is_the_journals(h.writer, h.journal)
+
+
+async def test_a_late_retry_refused_by_the_journal_is_answered_from_it_not_the_group_behind() -> (
+    None
+):
+    """The journal's unique key refuses a group: a retry of bets recorded for a round no
+    longer in memory. Its first answer comes from the journal; the requests gathered behind
+    it are applied again and recorded, not refused."""
+    async with Harness() as h:
+        old = bets(NOW - 1_000)
+        seeded = JournalRow(
+            seq=1_000, recorded_at_ms=NOW - 1_000, kind="bets", idem_key="T01|OLD|bets",
+            body_sha256=_sha(old), entry="{}", answer='{"first":"answer"}', hash="f" * 64,
+        )  # fmt: skip
+        await MemoryJournal.append(h.journal, [seeded])
+        h.journal.gate.clear()
+        retry = h.post("OLD", old)
+        await until(lambda: h.journal.waiting == 1, "the retry's append is held")
+        behind = h.post("R1", bets())
+        await until(lambda: h.applied("R1"), "the request behind it is applied")
+        h.journal.gate.set()
+        assert await retry == (200, {"first": "answer"})
+        assert await outcome(behind) == 201
+        rows = [row for row in await journal_rows(h.journal) if row.seq != 1_000]
+        assert [row.idem_key for row in rows] == ["T01|R1|bets"]
+        assert (h.writer.seq, h.writer.head) == (rows[-1].seq, rows[-1].hash)
+        assert dump_text(h.writer.service, 1, rows[-1].hash) == dump_text(
+            replayed(rows), 1, rows[-1].hash
+        )
+
+
+async def test_a_snapshot_of_rows_that_are_not_committed_is_dropped() -> None:
+    async with Harness(snapshot_every=3) as h:
+        assert await outcome(h.post("R1", bets())) == 201  # and a finalize entry
+        assert h.writer.snapshot_task is None
+        h.journal.gate.clear()
+        lost = h.post("R2", bets())  # the third entry: a snapshot is due, with it applied
+        await until(lambda: h.writer.snapshot_task is not None, "a snapshot is taken")
+        task = h.writer.snapshot_task
+        h.journal.fail_next = True
+        h.journal.gate.set()
+        assert await outcome(lost) is Unavailable
+        assert task is not None
+        await task
+        assert await h.journal.latest_snapshot() is None
+        assert h.writer.base == b"" and h.writer.base_point[0] == 0
+        await state_is_the_journals(h.writer, h.journal)
+        # The same point committed this time: its snapshot is kept.
+        assert await outcome(h.post("R2", bets())) == 201
+        task = h.writer.snapshot_task
+        if task is not None:
+            await task
+        latest = await h.journal.latest_snapshot()
+        assert latest is not None and latest[0] == 3 and h.writer.base_point[0] == 3
+        await state_is_the_journals(h.writer, h.journal)
+
+
+# -- any schedule of requests, held commits and failed commits ------------------------------
+
+Step = tuple[
+    str, int
+]  # ("post", round) | ("retry", round) | ("hold", 0) | ("fail", 0) | ("open", 0)
+
+steps = st.lists(
+    st.one_of(
+        st.tuples(st.just("post"), st.integers(0, 7)),
+        st.tuples(st.just("retry"), st.integers(0, 7)),
+        st.tuples(st.sampled_from(["hold", "fail", "open", "pause"]), st.just(0)),
+    ),
+    min_size=1,
+    max_size=30,
+)
+
+
+async def run_schedule(schedule: list[Step]) -> None:
+    async with Harness(snapshot_every=3) as h:
+        sent: list[tuple[str, dict[str, Any], asyncio.Task[Any]]] = []
+        answered: list[tuple[str, int]] = []  # (round, status) in the order answers came
+
+        def heard(round_id: str, task: asyncio.Task[Any]) -> None:
+            if not task.exception():
+                answered.append((round_id, task.result()[0]))
+
+        for action, n in schedule:
+            if action in ("post", "retry"):
+                # A retry has the first body; a post at another time is a different body.
+                body = bets(NOW if action == "retry" else NOW + len(sent))
+                task = h.post(f"R{n}", body)
+                task.add_done_callback(lambda t, r=f"R{n}": heard(r, t))
+                sent.append((f"R{n}", body, task))
+            elif action == "hold":
+                h.journal.gate.clear()
+            elif action == "fail":
+                h.journal.fail_next = True
+            elif action == "open":
+                h.journal.gate.set()
+            await asyncio.sleep(0)  # and "pause": the writer runs a little
+        h.journal.gate.set()
+        h.journal.fail_next = False
+        results = [await outcome(task) for _, _, task in sent]
+        await asyncio.sleep(0)  # the done callbacks of tasks that were already done
+        if h.writer.snapshot_task is not None:
+            await h.writer.snapshot_task
+        rows = await journal_rows(h.journal)
+        events = [row for row in rows if row.idem_key is not None]  # not the finalize rows
+        recorded = {row.idem_key: row for row in events}
+        assert len(recorded) == len(events)  # an event is recorded at most once
+        for (round_id, body, _), result in zip(sent, results, strict=True):
+            if result in (200, 201):  # acknowledged: recorded, with this very body
+                row = recorded.get(f"T01|{round_id}|bets")
+                assert row is not None and row.body_sha256 == _sha(body)
+            else:  # a 503, or a 409: another body was posted first
+                assert result in (Unavailable, Conflict), result
+        # Every recorded event was acknowledged, to its first sender.
+        firsts = [r for r, status in answered if status == 201]
+        assert sorted(f"T01|{r}|bets" for r in firsts) == sorted(recorded)
+        # In the journal's order; a retry is answered after its first.
+        seqs = [recorded[f"T01|{r}|bets"].seq for r in firsts]
+        assert seqs == sorted(seqs)
+        for i, (r, status) in enumerate(answered):
+            if status == 200:
+                assert (r, 201) in answered[:i]
+        await state_is_the_journals(h.writer, h.journal)
+        latest = await h.journal.latest_snapshot()
+        assert latest is None or latest[0] <= rows[-1].seq
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schedule=steps)
+def test_any_schedule_acknowledges_only_what_is_recorded_in_order(schedule: list[Step]) -> None:
+    asyncio.run(run_schedule(schedule))
