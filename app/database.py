@@ -179,5 +179,15 @@ def _upgrade_head(connection: Connection) -> None:
 async def create_pool(dsn: str, *, min_size: int = 1, max_size: int = 10) -> asyncpg.Pool:
     """An asyncpg pool. A connection broken by a database restart is replaced on its next
     acquire, so the service recovers by itself once the database is back."""
-    pool: asyncpg.Pool = await asyncpg.create_pool(dsn, min_size=min_size, max_size=max_size)
+    pool: asyncpg.Pool = await asyncpg.create_pool(
+        dsn, min_size=min_size, max_size=max_size, reset=_keep_session
+    )
     return pool
+
+
+async def _keep_session(connection: asyncpg.Connection) -> None:
+    """Returning a connection to the pool, asyncpg rolls back a transaction left open and
+    then, by default, resets the session (RESET ALL, UNLISTEN *, advisory locks...): one
+    more round trip to the database per query or commit, waiting behind the writer's work
+    on a busy event loop. Nothing here changes a session (no SET, LISTEN, advisory lock or
+    cursor outside a transaction), so there is nothing to reset."""
