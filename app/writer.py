@@ -143,9 +143,9 @@ class Writer:
     queue: asyncio.Queue[Submission] = field(init=False)
     seq: int = 0
     head: str = GENESIS
-    answers: OrderedDict[str, dict[str, Any]] = field(
-        default_factory=OrderedDict
-    )  # recent first answers
+    # Recent first answers, as the journal's text: a dict per answer (with a dict per box)
+    # would be a fifth of the writer's memory, walked by every collection of old objects.
+    answers: OrderedDict[str, str] = field(default_factory=OrderedDict)
     degraded: bool = False
     waiters: dict[tuple[str, str], list[asyncio.Future[None]]] = field(default_factory=dict)
     last_finalize: int = 0
@@ -452,7 +452,7 @@ class Writer:
         rows.append(self._row(entry, key, body_sha, answer))
         if key is not None and body_sha is not None:
             idem[key] = body_sha
-            self._remember(key, answer)
+            self._remember(key, rows[-1].answer or "{}")
         if isinstance(result, OutcomeResult):
             claimed.extend(result.awards)
         link = getattr(result, "link", None) or (
@@ -489,9 +489,9 @@ class Writer:
             return lambda: (200, outcome_answer(self.service, sub.table or "", sub.round or ""))
         remembered = self.answers.get(key)
         # Not remembered (a restart since): the route reads it from the journal.
-        return lambda: (200, remembered if remembered is not None else {})
+        return lambda: (200, _loads(remembered) if remembered is not None else {})
 
-    def _remember(self, key: str, answer: dict[str, Any]) -> None:
+    def _remember(self, key: str, answer: str) -> None:
         self.answers[key] = answer
         while len(self.answers) > 100_000:
             self.answers.popitem(last=False)
