@@ -91,14 +91,9 @@ class Service:
         self, table: str, round_id: str, body: dict[str, Any], now: int, rng: RandomSource
     ) -> dict[str, Any]:
         settings = self.table(table).settings
+        # The amounts are Money already (BetsRequest.domain parsed them).
         bets = [
-            BoxBet(
-                b["box"],
-                Money(b["ante"]),
-                Money(b["jackpot"]),
-                Money(b["jackpot_dealer"]),
-                b["player"],
-            )
+            BoxBet(b["box"], b["ante"], b["jackpot"], b["jackpot_dealer"], b["player"])
             for b in body["boxes"]
         ]
         decisions = check_bets(settings, bets)
@@ -224,9 +219,9 @@ class Service:
         kind, now = entry["kind"], entry["now"]
         if kind == "bets":
             table = self.table(entry["table"])
+            # The entry's amounts are Money already (integers in the journal's JSON).
             wagers = tuple(
-                BoxWager(d["box"], Money(d["wager"]), Money(d["dealer_wager"]))
-                for d in entry["decisions"]
+                [BoxWager(d["box"], d["wager"], d["dealer_wager"]) for d in entry["decisions"]]
             )
             return CloseBets(
                 entry["table"], entry["round"], table.link, entry["closed_at"], now, wagers

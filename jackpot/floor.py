@@ -169,29 +169,30 @@ class Floor:
         effective = now if late else cmd.closed_at
         if link is not None:
             effective = max(effective, link.timeline.watermark)
-        if len({w.box for w in cmd.wagers}) != len(cmd.wagers):
-            raise InvalidCommandError("a box appears twice", ("boxes",))
         boxes: dict[int, BoxRecord] = {}
         rates = link.rates if link is not None else ()
+        # Per meter, the round's (to_meter, to_reserve) summed over its boxes.
+        sums = [[0, 0] for _ in rates]
+        contributed = False
         for w in cmd.wagers:
+            if w.box in boxes:
+                raise InvalidCommandError("a box appears twice", ("boxes",))
             total = w.wager + w.dealer_wager
-            # Exact: a whole-cent wager times a four-place rate is whole micro-units.
-            amounts = (
-                tuple((total * r // RATE_SCALE, total * q // RATE_SCALE) for r, q in rates)
-                if total
-                else ()
-            )
+            amounts: tuple[tuple[int, int], ...] = ()
+            if total and rates:
+                # Exact: a whole-cent wager times a four-place rate is whole micro-units.
+                amounts = tuple(
+                    [(total * r // RATE_SCALE, total * q // RATE_SCALE) for r, q in rates]
+                )
+                for pair, (to_meter, to_reserve) in zip(sums, amounts, strict=True):
+                    pair[0] += to_meter
+                    pair[1] += to_reserve
+                contributed = True
             boxes[w.box] = BoxRecord(w.box, w.wager, w.dealer_wager, amounts)
         event = None
-        if link is not None and any(b.contributions for b in boxes.values()):
-            sums = tuple(
-                (
-                    sum(b.contributions[i][0] for b in boxes.values() if b.contributions),
-                    sum(b.contributions[i][1] for b in boxes.values() if b.contributions),
-                )
-                for i in range(len(rates))
-            )
-            event = Event(link.timeline.key(effective, CONTRIBUTION, cmd.table, 0), amounts=sums)
+        if link is not None and contributed:
+            key = link.timeline.key(effective, CONTRIBUTION, cmd.table, 0)
+            event = Event(key, amounts=tuple([(m, q) for m, q in sums]))
             link.timeline.push(event)
         record = RoundRecord(
             table=cmd.table,
