@@ -3,8 +3,8 @@
     .venv/bin/python bench/bench_journal.py [--rows 20000] [--dsn postgresql://...]
 
 Each batch is one transaction (one WAL flush), appended one after another as the single
-writer does. `journal` is PostgresJournal.append (COPY); `executemany` is the same
-transaction with INSERT ... executemany, for comparison.
+writer does. `journal` is PostgresJournal.append (one COPY, its own transaction);
+`executemany` is INSERT ... executemany in an explicit transaction, for comparison.
 """
 
 from __future__ import annotations
