@@ -26,7 +26,7 @@ from app.schemas import (
 )
 from app.service import Service
 from app.timefmt import parse_time
-from app.views import award_row, meter_award, outcome_answer, round_view
+from app.views import as_committed, award_row, meter_award, outcome_answer, round_view
 from app.writer import Writer
 from jackpot.errors import InvalidCommandError, UnknownError
 from jackpot.money import format_money, format_rate, parse_money
@@ -262,7 +262,7 @@ def router(writer: Writer, tokens: Tokens) -> APIRouter:
             if (link is None or a.link == link) and start <= a.dealt_at < end
         ]
         awards.sort(key=lambda a: (a.dealt_at, a.sequence or 0), reverse=True)
-        rows = [award_row(a) for a in awards[offset : offset + limit]]
+        rows = [award_row(as_committed(service(), a)) for a in awards[offset : offset + limit]]
         if format == "csv":
             return Response(to_csv(rows, AWARD_COLUMNS), media_type="text/csv")
         return JSONResponse({"awards": rows, "total": len(awards)})
@@ -307,7 +307,9 @@ async def archived_round(writer: Writer, table: str, round_id: str) -> dict[str,
     awards = [
         a for a in writer.service.floor.awards.values() if (a.table, a.round) == (table, round_id)
     ]
-    view["awards"] = [meter_award(a) for a in sorted(awards, key=lambda a: a.box)]
+    view["awards"] = [
+        meter_award(as_committed(writer.service, a)) for a in sorted(awards, key=lambda a: a.box)
+    ]
     return view
 
 

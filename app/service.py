@@ -75,6 +75,11 @@ class Service:
     idem: dict[str, str] = field(default_factory=dict)
     proposals: dict[str, dict[str, Any]] = field(default_factory=dict)
     audit: list[dict[str, Any]] = field(default_factory=list)
+    # Meter awards made final by a finalize entry that is applied but not yet committed
+    # (the writer applies a group while the one before is being committed): answers and
+    # views show them pending until it is, so that no table is told a final amount that a
+    # failed commit would take back. Kept by the writer; empty in a rebuilt service.
+    uncommitted: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.floor = Floor(self.config.links, self.config.timing, self.config.retain_ms)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from app.service import Service
 from app.timefmt import format_time
 from jackpot.money import RATE_SCALE, format_money
-from jackpot.records import AwardRecord, ResetRecord, RoundRecord
+from jackpot.records import PENDING, AwardRecord, ResetRecord, RoundRecord
 
 
 def share_text(share: int) -> str:
@@ -39,6 +40,11 @@ def meter_award(award: AwardRecord) -> dict[str, Any]:
     return data
 
 
+def as_committed(service: Service, award: AwardRecord) -> AwardRecord:
+    """The award as the journal has it: pending while its finalize entry is uncommitted."""
+    return replace(award, state=PENDING) if award.id in service.uncommitted else award
+
+
 def award_row(award: AwardRecord) -> dict[str, Any]:
     """An award for listings and displays: where it was won, not only what."""
     return {
@@ -51,7 +57,7 @@ def award_row(award: AwardRecord) -> dict[str, Any]:
 
 
 def round_awards(service: Service, rnd: RoundRecord) -> list[dict[str, Any]]:
-    awards = [meter_award(service.floor.awards[a]) for a in rnd.awards]
+    awards = [meter_award(as_committed(service, service.floor.awards[a])) for a in rnd.awards]
     for fixed in rnd.fixed:
         f = fixed.award
         item: dict[str, Any] = {
@@ -161,7 +167,7 @@ def round_view(service: Service, table: str, round_id: str) -> dict[str, Any]:
         "stale": rnd.stale,
         "boxes": boxes,
         "awards": round_awards(service, rnd),
-        "pending": any(service.floor.awards[a].state == "pending" for a in rnd.awards),
+        "pending": has_pending(service, table, round_id),
     }
     if extras.draws is not None:
         view["draws"] = extras.draws
@@ -174,7 +180,9 @@ def round_view(service: Service, table: str, round_id: str) -> dict[str, Any]:
 
 def has_pending(service: Service, table: str, round_id: str) -> bool:
     rnd = service.floor.rounds.get((table, round_id))
-    return rnd is not None and any(service.floor.awards[a].state == "pending" for a in rnd.awards)
+    return rnd is not None and any(
+        service.floor.awards[a].state == PENDING or a in service.uncommitted for a in rnd.awards
+    )
 
 
 def reset_view(reset: ResetRecord) -> dict[str, Any]:

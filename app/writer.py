@@ -359,6 +359,9 @@ class Writer:
             self.last_finalize = now
             group.rows.append(self._row(entry, None, None, None))
             group.finalized.extend(result.finalized)
+            self.service.uncommitted.update(
+                r.id for r in result.finalized if isinstance(r, AwardRecord)
+            )
             group.links.update(r.link for r in result.finalized)
         group.staged = self.metrics.take()
         return group
@@ -399,6 +402,7 @@ class Writer:
         except (JournalUnavailable, OSError) as error:
             self._drop(error, group)
             return
+        self.service.uncommitted.difference_update(r.id for r in group.finalized)
         self.metrics.commit(len(group.rows), time.perf_counter() - started, group.staged)
         self.stats["batches"] += 1
         self.stats["rows"] += len(group.rows)

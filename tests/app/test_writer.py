@@ -13,16 +13,18 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import orjson
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.floor import load_floor
 from app.journal import JournalRow, JournalUnavailable, MemoryJournal
 from app.main import floor_config
-from app.schemas import BetsRequest
+from app.schemas import BetsRequest, OutcomeRequest
 from app.service import Service
 from app.snapshots import dump_text
 from app.timefmt import format_time
+from app.views import outcome_answer, round_view
 from app.writer import Conflict, Unavailable, Writer, _sha
 from tests.app.test_api import DEMO, Clock
 
@@ -236,6 +238,48 @@ async def test_a_snapshot_of_rows_that_are_not_committed_is_dropped() -> None:
         latest = await h.journal.latest_snapshot()
         assert latest is not None and latest[0] == 3 and h.writer.base_point[0] == 3
         await state_is_the_journals(h.writer, h.journal)
+
+
+def royal_flush_outcome() -> dict[str, Any]:
+    boxes = [
+        {"box": 1, "dealt_at": format_time(NOW + 5), "cards": ["AH", "KH", "QH", "JH", "TH"]},
+        {"box": 2, "dealt_at": format_time(NOW + 6), "cards": ["2C", "7D", "9H", "JS", "4C"]},
+    ]
+    return OutcomeRequest.model_validate({"boxes": boxes}).domain()
+
+
+@pytest.mark.parametrize("fails", [False, True], ids=["committed", "failed"])
+async def test_an_award_made_final_by_an_uncommitted_entry_is_shown_pending(fails: bool) -> None:
+    """DESIGN.md, the watermark: a meter award is final once its finalize entry is; a
+    table pays the player on a final amount, so none may be shown before it is durable."""
+    async with Harness() as h:
+        w = h.writer
+        assert await outcome(h.post("R1", bets())) == 201
+        status, answer = await w.submit("outcome", "T01", "R1", royal_flush_outcome())
+        assert [a["state"] for a in answer["awards"] if a["kind"] == "meter"] == ["pending"]
+        h.clock.now += 3_000  # past `hold`: the next group finalises the award
+
+        def shown() -> list[str]:
+            awards = outcome_answer(w.service, "T01", "R1")["awards"]
+            return [a["state"] for a in awards if a["kind"] == "meter"]
+
+        h.journal.gate.clear()
+        h.journal.fail_next = fails
+        task = h.post("R2", bets(h.clock.now))
+        await until(lambda: h.journal.waiting == 1, "the finalising group's append is held")
+        assert w.service.floor.awards["T01/R1/1/player"].state == "final"  # applied ...
+        assert shown() == ["pending"]  # ... but not shown: its entry is not committed
+        assert round_view(w.service, "T01", "R1")["pending"] is True
+        waiting = asyncio.create_task(w.wait_final("T01", "R1", 5.0))
+        await asyncio.sleep(0.01)
+        assert not waiting.done()
+        h.journal.gate.set()
+        assert await outcome(task) == (Unavailable if fails else 201)
+        await waiting  # final, once a finalize entry is committed (the timer's, if it failed)
+        assert shown() == ["final"] and not w.service.uncommitted
+        journal_says = replayed(await journal_rows(h.journal)).floor.awards
+        assert journal_says["T01/R1/1/player"].state == "final"
+        await state_is_the_journals(w, h.journal)
 
 
 # -- any schedule of requests, held commits and failed commits ------------------------------
