@@ -387,6 +387,7 @@ class Writer:
             self.committing = self.committer = None
 
     async def _commit(self, group: Group) -> None:
+        """Append a group's rows, then answer its requests (or refuse them, rolled back)."""
         if group.refused:
             await self._answer_refused(group.refused)
         if not group.rows:
