@@ -156,12 +156,13 @@ class Writer:
     since_base: list[JournalRow] = field(default_factory=list)
     task: asyncio.Task[None] | None = None
     # The group applied while another is being committed, the one being committed, the
-    # task committing them, and, while a refused commit is sorted out (`_duplicate`), what
-    # the loop waits for before it applies anything more.
+    # task committing them, and what the loop waits for before it applies anything more:
+    # a refused commit being sorted out (`_duplicate`), or a full gathered group.
     gathering: Group | None = None
     committing: Group | None = None
     committer: asyncio.Task[None] | None = None
     paused: asyncio.Future[None] | None = None
+    room: asyncio.Future[None] | None = None  # resolved when the gathered group is taken
     getter: asyncio.Future[Submission] | None = None
     snapshot_task: asyncio.Task[None] | None = None
     stopping: bool = False
@@ -318,8 +319,16 @@ class Writer:
 
     async def _admit(self, batch: list[Submission]) -> None:
         """Apply a batch; its group is committed after the one in flight, if any."""
-        while self.paused is not None:
-            await self.paused
+        while True:
+            if self.paused is not None:
+                await self.paused
+            elif self.gathering and len(self.gathering.rows) + len(batch) > self.max_batch:
+                # A group commits at most `max_batch` entries (and a finalize): this batch
+                # waits until the gathered group is taken for its commit.
+                self.room = self.room or asyncio.get_running_loop().create_future()
+                await self.room
+            else:
+                break
         if self.resync:
             await self._idle()
             try:
@@ -366,6 +375,14 @@ class Writer:
         group.staged = self.metrics.take()
         return group
 
+    def _take(self) -> Group | None:
+        """The gathered group, for its commit or its refusal; the loop may gather anew."""
+        group, self.gathering = self.gathering, None
+        if self.room is not None:
+            self.room.set_result(None)
+            self.room = None
+        return group
+
     async def _idle(self) -> None:
         """Wait until every group applied so far is committed (or refused) and answered."""
         while self.committer is not None:
@@ -374,15 +391,15 @@ class Writer:
     async def _commit_all(self) -> None:
         """Commit the gathered groups one at a time, in the order they were applied."""
         try:
-            while self.gathering is not None:
-                self.committing, self.gathering = self.gathering, None
+            while (group := self._take()) is not None:
+                self.committing = group
                 try:
-                    await self._commit(self.committing)
+                    await self._commit(group)
                 except Exception:
                     # As in `_run`: the requests of this group and of the one gathered
                     # behind it get a 503, and the state is back at the journal's.
                     log.exception("writer: unexpected error; state restored to the journal")
-                    self._drop(RuntimeError("internal error"), self.committing)
+                    self._drop(RuntimeError("internal error"), group)
         finally:
             self.committing = self.committer = None
 
@@ -536,7 +553,7 @@ class Writer:
     def _drop(self, error: BaseException, group: Group) -> None:
         """The group may not be recorded: roll back, refusing its requests and those of
         the group gathered behind it (applied on top of it)."""
-        behind, self.gathering = self.gathering, None
+        behind = self._take()
         self._rollback(error, group.subs() + (behind.subs() if behind is not None else []))
         for dropped in (group, behind):
             if dropped is not None:
@@ -586,7 +603,7 @@ class Writer:
         recorded, for a round no longer kept in memory (a late retry). Nothing of the
         group was written. Answer those from the journal, and apply the others again,
         with those of the group gathered behind it; nothing else is applied meanwhile."""
-        behind, self.gathering = self.gathering, None
+        behind = self._take()
         subs = group.subs() + (behind.subs() if behind is not None else [])
         subs = [sub for sub in subs if not sub.future.done()]  # refusals already answered
         for dropped in (group, behind):

@@ -146,6 +146,28 @@ async def test_a_group_is_applied_while_the_one_before_is_committed_and_answered
         await state_is_the_journals(h.writer, h.journal)
 
 
+async def test_a_group_gathered_behind_a_commit_holds_at_most_max_batch_entries() -> None:
+    """JACKPOT_COMMIT_MAX_BATCH bounds every commit, gathered groups included."""
+    async with Harness() as h:
+        h.writer.max_batch = 2
+        h.journal.gate.clear()
+        first = h.post("R1", bets())
+        await until(lambda: h.journal.waiting == 1, "the first append is held")
+        behind = [h.post(f"R{n}", bets()) for n in range(2, 7)]
+        await until(lambda: h.applied("R3"), "a gathered group of two")
+        await asyncio.sleep(0.02)
+        assert not h.applied("R4")  # waits for room, not applied
+        h.journal.gate.set()
+        assert [await outcome(t) for t in (first, *behind)] == [201] * 6
+        assert h.journal.appended == [
+            ["T01|R1|bets", "finalize"],  # the group's finalize rides with it
+            ["T01|R2|bets", "T01|R3|bets"],
+            ["T01|R4|bets", "T01|R5|bets"],
+            ["T01|R6|bets"],
+        ]
+        await state_is_the_journals(h.writer, h.journal)
+
+
 async def test_a_retry_of_an_event_being_committed_waits_for_that_commit() -> None:
     async with Harness() as h:
         h.journal.gate.clear()
