@@ -453,9 +453,7 @@ class Writer:
         idem = service.idem
         if key is not None and key in idem:
             if idem[key] != body_sha:
-                raise Conflict(
-                    f"{sub.kind} of round {sub.round!r} was already posted with a different body"
-                )
+                raise _conflict(sub)
             self.metrics.retry(sub.kind, sub.table)
             return self._replay_answer(sub, key)
         if sub.kind == "bets":
@@ -586,17 +584,18 @@ class Writer:
             if row is None:
                 self.metrics.event(sub.kind, sub.table, "refused")
                 sub.future.set_exception(error)
-            elif row.body_sha256 != _sha(sub.body):
-                self.metrics.event(sub.kind, sub.table, "refused")
-                sub.future.set_exception(
-                    Conflict(
-                        f"{sub.kind} of round {sub.round!r} was "
-                        "already posted with a different body"
-                    )
-                )
             else:
-                self.metrics.event(sub.kind, sub.table, "retry")
-                sub.future.set_result((200, _loads(row.answer or "{}")))
+                self._answer_recorded(sub, row)
+
+    def _answer_recorded(self, sub: Submission, row: JournalRow) -> None:
+        """The journal has this event (a late retry): its first answer, or a 409 if the
+        body is another."""
+        if row.body_sha256 != _sha(sub.body):
+            self.metrics.event(sub.kind, sub.table, "refused")
+            sub.future.set_exception(_conflict(sub))
+        else:
+            self.metrics.event(sub.kind, sub.table, "retry")
+            sub.future.set_result((200, _loads(row.answer or "{}")))
 
     async def _duplicate(self, error: DuplicateEntry, group: Group) -> None:
         """The journal's unique key refused the group: one of its events was already
@@ -620,17 +619,8 @@ class Writer:
                     row = await self.journal.lookup(sub.idem_key) if sub.idem_key else None
                     if row is None:
                         fresh.append(sub)
-                    elif row.body_sha256 != _sha(sub.body):
-                        self.metrics.event(sub.kind, sub.table, "refused")
-                        sub.future.set_exception(
-                            Conflict(
-                                f"{sub.kind} of round {sub.round!r} was "
-                                "already posted with a different body"
-                            )
-                        )
                     else:
-                        self.metrics.event(sub.kind, sub.table, "retry")
-                        sub.future.set_result((200, _loads(row.answer or "{}")))
+                        self._answer_recorded(sub, row)
             except (JournalUnavailable, OSError) as lost:
                 self._rollback(lost, [sub for sub in subs if not sub.future.done()])
                 return
@@ -758,6 +748,10 @@ def _win(award: AwardRecord) -> dict[str, object]:
         **({"amount": row["amount"]} if "amount" in row else {}),
         "dealt_at": row["dealt_at"],
     }
+
+
+def _conflict(sub: Submission) -> Conflict:
+    return Conflict(f"{sub.kind} of round {sub.round!r} was already posted with a different body")
 
 
 def _sha(body: dict[str, Any]) -> str:
