@@ -445,7 +445,7 @@ class Writer:
         rows: list[JournalRow],
         claimed: list[AwardRecord],
         links: set[str],
-    ) -> Callable[[], tuple[int, dict[str, Any]]]:
+    ) -> Answer:
         """Apply one request; returns how to answer it once its group is committed."""
         service = self.service
         key = sub.idem_key
@@ -502,7 +502,7 @@ class Writer:
 
         return operator_answer(service, sub.kind, result)
 
-    def _replay_answer(self, sub: Submission, key: str) -> Callable[[], tuple[int, dict[str, Any]]]:
+    def _replay_answer(self, sub: Submission, key: str) -> Answer:
         """A retry with the same body gets the first answer (an outcome: with the awards
         as they stand now, final amounts included)."""
         if sub.kind == "outcome":
@@ -548,14 +548,21 @@ class Writer:
         pending = any(link.timeline.heap for link in floor.links.values())
         return pending and now - self.last_finalize >= self.finalize_every_ms
 
+    def _unwind(self, group: Group) -> list[Submission]:
+        """The group is not committed, nor the one gathered behind it (applied on top of
+        it): both are dropped (a snapshot with their rows is not kept); their requests."""
+        behind = self._take()
+        subs = group.subs()
+        group.resolve(False)
+        if behind is not None:
+            subs += behind.subs()
+            behind.resolve(False)
+        return subs
+
     def _drop(self, error: BaseException, group: Group) -> None:
         """The group may not be recorded: roll back, refusing its requests and those of
-        the group gathered behind it (applied on top of it)."""
-        behind = self._take()
-        self._rollback(error, group.subs() + (behind.subs() if behind is not None else []))
-        for dropped in (group, behind):
-            if dropped is not None:
-                dropped.resolve(False)
+        the group gathered behind it."""
+        self._rollback(error, self._unwind(group))
 
     def _rollback(self, error: BaseException, subs: list[Submission]) -> None:
         """Back to the last durable state, 503 to every request not yet answered.
@@ -602,12 +609,8 @@ class Writer:
         recorded, for a round no longer kept in memory (a late retry). Nothing of the
         group was written. Answer those from the journal, and apply the others again,
         with those of the group gathered behind it; nothing else is applied meanwhile."""
-        behind = self._take()
-        subs = group.subs() + (behind.subs() if behind is not None else [])
-        subs = [sub for sub in subs if not sub.future.done()]  # refusals already answered
-        for dropped in (group, behind):
-            if dropped is not None:
-                dropped.resolve(False)
+        # Not those answered already (its refusals, before the append).
+        subs = [sub for sub in self._unwind(group) if not sub.future.done()]
         self._restore()
         outer = self.paused is None
         if outer:
