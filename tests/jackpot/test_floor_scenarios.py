@@ -284,3 +284,49 @@ def test_settled_rounds_are_pruned_after_retention_but_their_awards_stay() -> No
     assert f.awards["T1/R1/1/player"].amount == m("10000.25")
     state = dump(f)
     assert dump(load(state, [stud_link()], TIMING, 600_000)) == state
+
+
+def test_4_5_2_a_round_with_late_bets_keeps_its_deal_order_place_for_an_on_time_win() -> None:
+    # Issue 16, item 3 (4.5.2, 4.9.1): only the late event takes the current position.
+    t = 10_000
+    f = floor()
+    f.apply(bets("B", "R1", t + 500, t + 500, (1, "1.00")))
+    # A's bets closed at t but arrive 2.6 s later: late, they contribute at t + 2.6 s.
+    late_bets = f.apply(bets("A", "R1", t, t + 2_600, (1, "1.00")))
+    assert late_bets.round.late  # type: ignore[union-attr]
+    f.apply(finalize(t + 2_600))
+    # A's royal flush is dealt at t + 2.8 s, B's at t + 2.9 s; B's outcome arrives first.
+    f.apply(outcome("B", "R1", t + 3_000, (1, ROYAL, t + 2_900)))
+    f.apply(finalize(t + 3_000))
+    f.apply(outcome("A", "R1", t + 3_100, (1, ROYAL, t + 2_800)))
+    f.apply(finalize(t + 10_000))
+    a, b = f.awards["A/R1/1/player"], f.awards["B/R1/1/player"]
+    # A was dealt first: the whole meter (seed + B's 0.25 + A's late 0.25 at t + 2.6 s).
+    assert (a.state, a.late, a.effective_at) == (FINAL, False, t + 2_800)
+    assert (a.amount, a.sequence) == (m("10000.50"), 1)
+    # B takes the value that follows: the seed.
+    assert (b.state, b.late, b.amount, b.sequence) == (FINAL, False, m("10000.00"), 2)
+
+
+def test_5_20_a_void_does_not_change_a_later_rounds_pending_award() -> None:
+    # Issue 16, item 4 (5.20, 4.5.1): a void takes effect at the current position.
+    f = floor()
+    f.apply(bets("T1", "R1", 0, 0, (1, "1.00")))
+    f.apply(outcome("T1", "R1", 1_000))  # R1 settles
+    f.apply(bets("T2", "R2", 500, 500, (1, "1.00")))
+    f.apply(outcome("T2", "R2", 2_000, (1, ROYAL, 1_500)))  # R2's royal flush: pending
+    f.apply(finalize(2_000))
+    assert f.awards["T2/R2/1/player"].state == PENDING
+    # R1's error is noticed after R2 began: R1 is voided while R2's award is pending.
+    result = f.apply(void("T1", "R1", 2_200))
+    assert result.reversed == ((1, m("0.30")),)  # type: ignore[union-attr]
+    f.apply(finalize(10_000))
+    r2 = f.awards["T2/R2/1/player"]
+    # R2 takes the value on display at its deal: R1's contribution included.
+    assert (r2.state, r2.amount) == (FINAL, m("10000.50"))
+    meter = f.links["stud"].meters[0]
+    # R1's 0.25 left the meter after R2's reset: the house covers it; its 0.05 of reserve
+    # went into R2's reset funding: the house covers that too.
+    assert (meter.value, meter.reserve) == (m("10000.00"), 0)
+    assert (meter.house_cover_meter, meter.house_cover_reserve) == (m("0.25"), m("0.05"))
+    assert meter.balanced()
