@@ -11,6 +11,11 @@ from dataclasses import dataclass
 
 from jackpot.money import Money, Rate
 
+# The rules an entry is replayed by: entries written before issue 16 have no `version`
+# (1) and replay as they were applied then (docs/journal.md, "Versions"); 2: a round with
+# late bets keeps event time for an on-time win, a void takes effect at the current position.
+SEMANTICS = 2
+
 
 @dataclass(frozen=True, slots=True)
 class BoxWager:
@@ -62,6 +67,7 @@ class RecordOutcome:
     now: int
     claims: tuple[MeterClaim, ...]
     fixed: tuple[FixedAward, ...] = ()
+    version: int = SEMANTICS
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +77,7 @@ class VoidRound:
     now: int
     reason: str
     boxes: tuple[int, ...] | None = None  # None: the whole round
+    version: int = SEMANTICS
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +129,7 @@ class Correct:
     reset: bool = True
     table: str | None = None
     round: str | None = None
+    version: int = SEMANTICS
 
 
 Command = CloseBets | RecordOutcome | VoidRound | Finalize | SetSeed | ResetMeter | Correct

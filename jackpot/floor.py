@@ -28,7 +28,7 @@ from jackpot.errors import (
     StateConflictError,
     UnknownError,
 )
-from jackpot.link import Link, applied_contribution, apply_event
+from jackpot.link import Link, applied_contribution, apply_event, reverse_contribution
 from jackpot.money import RATE_SCALE, Money
 from jackpot.records import (
     FINAL,
@@ -44,7 +44,7 @@ from jackpot.records import (
     RoundRecord,
     SeedChange,
 )
-from jackpot.timeline import CONTRIBUTION, RESET, WIN, Event
+from jackpot.timeline import CONTRIBUTION, RESET, REVERSAL, WIN, Event
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +70,7 @@ class FinalizeResult:
     finalized: tuple[AwardRecord | ResetRecord, ...]
     stale: tuple[RoundRecord, ...]  # rounds that just passed round_timeout
     pruned: tuple[tuple[str, str], ...] = ()  # settled rounds no longer kept in memory
+    reversed: tuple[str, ...] = ()  # "table/round/box": voided contributions now reversed
 
 
 Result = (
@@ -225,13 +226,16 @@ class Floor:
             self._check_claim(rnd, link, i, claim.box, claim.target, claim.dealt_at, claim.meter)
         if len({(c.box, c.target) for c in cmd.claims}) != len(cmd.claims):
             raise InvalidCommandError("a box claims the same hand twice", ("claims",))
-        # An outcome after round_timeout is late; so is a win the watermark has passed
-        # (its round's bets were late). Late wins pay the value at the current position.
+        # An outcome after round_timeout is late; so is a win the watermark has passed.
+        # Late wins pay the value at the current position. Only the late event itself
+        # takes it: an on-time win of a round whose bets were late keeps its deal-time
+        # place (4.5.2, 4.9.1); entries of version 1 demoted it too.
         timed_out = now - rnd.effective_at > timing.round_timeout_ms
+        demoted = rnd.late and cmd.version < 2
         awards: list[AwardRecord] = []
         for claim in cmd.claims:
             assert link is not None
-            late = timed_out or rnd.late or claim.dealt_at < link.timeline.watermark
+            late = timed_out or demoted or claim.dealt_at < link.timeline.watermark
             effective = now if late else claim.dealt_at
             index = link.meter_index(claim.meter)
             key = link.timeline.key(effective, WIN, rnd.table, claim.box)
@@ -322,7 +326,7 @@ class Floor:
             record.voided = True
             if record.contributions and rnd.event is not None and link is not None:
                 reversed_.append((box, record.contribution + record.reserve))
-                self._reverse(link, rnd.event, record.contributions)
+                self._reverse(link, rnd, box, cmd.version)
         for award_id in rnd.awards:
             award = self.awards[award_id]
             if award.box in voided and award.state == PENDING and link is not None:
@@ -342,20 +346,35 @@ class Floor:
             link.open_rounds.pop((rnd.table, rnd.round), None)
         return VoidResult(rnd, tuple(reversed_), tuple(cancelled))
 
-    def _reverse(self, link: Link, event: Event, box: tuple[tuple[int, int], ...]) -> None:
-        """Take one box's contribution out of its round's event."""
-        if event.applied is None:
-            link.timeline.take(event, box)
+    def _reverse(self, link: Link, rnd: RoundRecord, box: int, version: int) -> None:
+        """Take one box's contribution back, at the current position (DESIGN.md, voids).
+
+        No award dealt before the void changes, pending or final (5.20, 4.5.1): the
+        reversal is an event at `now` on the timeline, after every event before it, and
+        takes effect when the watermark passes it. A contribution that stands after that
+        position (closed_at ahead of the server's clock) is simply taken out of its event.
+        """
+        event, amounts = rnd.event, rnd.boxes[box].contributions
+        assert event is not None
+        timeline = link.timeline
+        at = max(self.now, timeline.watermark)
+        if event.applied is None and (version < 2 or event.time > at):
+            timeline.take(event, amounts)  # version 1: out of the pending event, in event time
             return
-        # Already final: take it back from the meter if the meter still holds it (no
-        # reset since); what the meter no longer holds, the house covers. The ceiling may
-        # have sent part of the round's meter share to the reserve: reverse from the
-        # meter what the round put there, the rest from the reserve.
+        if version >= 2:
+            key = timeline.key(at, REVERSAL, rnd.table, box)
+            reversal = Event(key, amounts, award=f"{rnd.table}/{rnd.round}/{box}", source=event)
+            timeline.push(reversal)
+            return
+        # Version 1, already final: out of the final meter at once.
+        assert event.applied is not None
         applied = []
-        for meter, (m_in, r_in), (m, r) in zip(link.meters, event.applied, box, strict=True):
+        for meter, (m_in, r_in), (m, r) in zip(link.meters, event.applied, amounts, strict=True):
             from_meter = min(m, m_in)
             from_reserve = r + m - from_meter
-            meter.reverse(from_meter, from_reserve, in_meter=event.key > meter.reset_key)
+            meter.reverse(
+                from_meter, from_reserve, in_meter=event.key > meter.reset_key, gross=False
+            )
             applied.append((m_in - from_meter, r_in - from_reserve))
         event.applied = tuple(applied)
 
@@ -364,6 +383,7 @@ class Floor:
     def finalize(self) -> FinalizeResult:
         now, timing = self.now, self.timing
         finalized: list[AwardRecord | ResetRecord] = []
+        reversed_: list[str] = []
         stale: list[RoundRecord] = []
         timeout = timing.round_timeout_ms
         for link in self.links.values():
@@ -383,6 +403,11 @@ class Floor:
             for event in link.timeline.pop_until(link.watermark_at(now, timing)):
                 if event.kind == CONTRIBUTION:
                     event.applied = applied_contribution(link.meters, event)
+                    continue
+                if event.kind == REVERSAL:
+                    reverse_contribution(link.meters, event)
+                    assert event.award is not None
+                    reversed_.append(event.award)
                     continue
                 meter = link.meters[event.meter]
                 value_before = meter.value
@@ -407,7 +432,7 @@ class Floor:
         for record in finalized:
             if isinstance(record, AwardRecord):
                 self.done.append((now, record.table, record.round))
-        return FinalizeResult(tuple(finalized), tuple(stale), self._prune())
+        return FinalizeResult(tuple(finalized), tuple(stale), self._prune(), tuple(reversed_))
 
     def _prune(self) -> tuple[tuple[str, str], ...]:
         """Drop rounds settled or void more than retain_ms ago (their awards stay)."""
@@ -497,7 +522,7 @@ class Floor:
         link = self.links[rnd.link] if rnd.link is not None else None
         for record in rnd.boxes.values():
             if not record.voided and record.contributions and rnd.event is not None and link:
-                self._reverse(link, rnd.event, record.contributions)
+                self._reverse(link, rnd, record.box, cmd.version)
             record.voided = True
         for award_id in rnd.awards:
             award = self.awards[award_id]

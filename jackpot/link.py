@@ -6,8 +6,8 @@ from dataclasses import dataclass, field, replace
 
 from jackpot.config import LinkConfig, Timing
 from jackpot.meter import Funding, Meter
-from jackpot.money import Money
-from jackpot.timeline import CONTRIBUTION, RESET, WIN, Event, Timeline
+from jackpot.money import FULL_SHARE, Money
+from jackpot.timeline import CONTRIBUTION, RESET, REVERSAL, WIN, Event, Timeline
 
 
 @dataclass(slots=True)
@@ -81,7 +81,7 @@ class Link:
         ceiling). With one, the pending events are replayed on copies of the meters, so
         the display drops to the seed at a pending royal flush ("jackpot pending").
         """
-        if not self.timeline.pending_awards:
+        if not self.timeline.pending_awards and not self.timeline.pending_reversals:
             values = []
             for meter, (to_meter, _) in zip(self.meters, self.timeline.pending_sums, strict=True):
                 value = meter.value + to_meter
@@ -100,7 +100,12 @@ class Link:
                 held = [h + m for h, (m, _) in zip(held, event.amounts, strict=True)]
                 continue
             held = _contribute(copies, held)
+            if event.kind == REVERSAL:
+                reverse_contribution(copies, event, commit=False)
+                continue
             apply_event(copies, event)
+            if event.kind == RESET or event.share == FULL_SHARE:
+                copies[event.meter].reset_key = event.key  # as finalising does
         _contribute(copies, held)
         return [m.value for m in copies]
 
@@ -130,3 +135,27 @@ def applied_contribution(meters: list[Meter], event: Event) -> tuple[tuple[int, 
     return tuple(
         meter.contribute(m, r) for meter, (m, r) in zip(meters, event.amounts, strict=True)
     )
+
+
+def reverse_contribution(meters: list[Meter], event: Event, *, commit: bool = True) -> None:
+    """Apply a REVERSAL event: one voided box's contribution leaves at the void's position.
+
+    The ceiling may have sent part of the round's meter share to the reserve: reverse
+    from the meter what the round put there, the rest from the reserve. What the meter
+    no longer holds (a reset came between the contribution and the void), or the meter
+    or reserve holds less of, the house covers (Meter.reverse). With `commit`, the
+    round's event remembers what is left of it (for a later void of another box); a
+    display's provisional replay does not commit, and reads a still pending round's
+    contribution as contributed.
+    """
+    source = event.source
+    assert source is not None
+    applied = source.applied if source.applied is not None else source.amounts
+    left = []
+    for meter, (m_in, r_in), (m, r) in zip(meters, applied, event.amounts, strict=True):
+        from_meter = min(m, m_in)
+        from_reserve = r + m - from_meter
+        meter.reverse(from_meter, from_reserve, in_meter=source.key > meter.reset_key)
+        left.append((m_in - from_meter, r_in - from_reserve))
+    if commit:
+        source.applied = tuple(left)

@@ -29,6 +29,8 @@ LEDGER = (
     "reset_to_reserve",
     "corrections",
     "overflow",
+    "reversed_meter",
+    "reversed_reserve",
 )
 
 
@@ -39,10 +41,13 @@ class Meter:
     Ledger identity, to the micro-unit, at every instant:
         contributed + house_funded + corrections == awarded + value + reserve
     and, flow by flow (what a reconciliation report shows for a period):
-        value   = to_meter - awarded + reserve_funded + house_seed + house_cover_meter
-                  - reset_to_reserve + corrections
-        reserve = to_reserve - reserve_funded + reset_to_reserve + house_cover_reserve
-    Contributions are net of reversed (voided) ones; the house funds the first seed,
+        value   = to_meter - reversed_meter - awarded + reserve_funded + house_seed
+                  + house_cover_meter - reset_to_reserve + corrections
+        reserve = to_reserve - reversed_reserve - reserve_funded + reset_to_reserve
+                  + house_cover_reserve
+    `contributed` is net of reversed (voided) contributions: a void at the current
+    position counts them in reversed_*; one replayed by the rules before issue 16
+    (entry version 1) took them out of to_meter / to_reserve. The house funds the first seed,
     every reset shortfall (house_seed) and any reversal the meter or the reserve no
     longer holds (house_cover_*); corrections are audited operator adjustments.
     """
@@ -62,6 +67,8 @@ class Meter:
     reset_to_reserve: int = 0  # meter -> reserve: an operator reset's excess over the seed
     corrections: int = 0  # audited operator adjustments (5.24), signed
     overflow: int = 0  # contributions sent to the reserve by the ceiling (within to_reserve)
+    reversed_meter: int = 0  # voided contributions taken back at the void's position
+    reversed_reserve: int = 0
     reset_key: tuple[int, int, int, str, int, int] = (-1, 0, 0, "", 0, 0)  # last final reset
 
     @classmethod
@@ -78,7 +85,7 @@ class Meter:
 
     @property
     def contributed(self) -> int:
-        return self.to_meter + self.to_reserve
+        return self.to_meter + self.to_reserve - self.reversed_meter - self.reversed_reserve
 
     @property
     def house_funded(self) -> int:
@@ -99,19 +106,26 @@ class Meter:
         self.to_reserve += to_reserve
         return to_meter, to_reserve
 
-    def reverse(self, from_meter: int, from_reserve: int, in_meter: bool) -> int:
+    def reverse(
+        self, from_meter: int, from_reserve: int, in_meter: bool, *, gross: bool = True
+    ) -> int:
         """Reverse a final contribution (a void); returns what the house had to cover.
 
         When the contribution is no longer in the meter (a reset since took it), or the
         meter or reserve holds less than it (an award or a reset used it), the house
         covers the difference: a meter never goes negative (DESIGN.md, decisions).
+        `gross`: counted in reversed_*, else (entry version 1) out of to_meter/to_reserve.
         """
         take = min(self.value, from_meter) if in_meter else 0
         take_r = min(self.reserve, from_reserve)
         self.value = Money(self.value - take)
         self.reserve = Money(self.reserve - take_r)
-        self.to_meter -= from_meter
-        self.to_reserve -= from_reserve
+        if gross:
+            self.reversed_meter += from_meter
+            self.reversed_reserve += from_reserve
+        else:
+            self.to_meter -= from_meter
+            self.to_reserve -= from_reserve
         self.house_cover_meter += from_meter - take
         self.house_cover_reserve += from_reserve - take_r
         return from_meter - take + from_reserve - take_r
@@ -167,6 +181,7 @@ class Meter:
         """Both flow identities hold (and so does the overall one)."""
         value = (
             self.to_meter
+            - self.reversed_meter
             - self.awarded
             + self.reserve_funded
             + self.house_seed
@@ -175,6 +190,10 @@ class Meter:
             + self.corrections
         )
         reserve = (
-            self.to_reserve - self.reserve_funded + self.reset_to_reserve + self.house_cover_reserve
+            self.to_reserve
+            - self.reversed_reserve
+            - self.reserve_funded
+            + self.reset_to_reserve
+            + self.house_cover_reserve
         )
         return value == self.value and reserve == self.reserve

@@ -43,6 +43,7 @@ class Reconciliation:
         return self.closing_value == (
             self.opening_value
             + self.contributions_meter
+            - self.reversed_meter
             - self.awards
             + self.seed_from_reserve
             + self.seed_from_house
@@ -56,6 +57,7 @@ class Reconciliation:
         return self.closing_reserve == (
             self.opening_reserve
             + self.contributions_reserve
+            - self.reversed_reserve
             - self.seed_from_reserve
             + self.reset_to_reserve
             + self.house_cover_reserve
@@ -63,6 +65,10 @@ class Reconciliation:
 
     house_cover_meter: int = 0
     house_cover_reserve: int = 0
+    # Voided contributions taken back at the void's position (DESIGN.md, voids): out of
+    # the meter and the reserve, or covered by the house where they no longer held them.
+    reversed_meter: int = 0
+    reversed_reserve: int = 0
 
     @property
     def balanced(self) -> bool:
@@ -88,4 +94,6 @@ def reconcile(opening: Ledger, closing: Ledger) -> Reconciliation:
         closing_reserve=closing.reserve,
         house_cover_meter=delta("house_cover_meter"),
         house_cover_reserve=delta("house_cover_reserve"),
+        reversed_meter=delta("reversed_meter"),
+        reversed_reserve=delta("reversed_reserve"),
     )

@@ -29,7 +29,7 @@ from jackpot.records import (
     RoundRecord,
     SeedChange,
 )
-from jackpot.timeline import Event, Key
+from jackpot.timeline import REVERSAL, Event, Key
 
 VERSION = 1
 
@@ -46,7 +46,7 @@ def canonical_json(data: Any) -> str:
 
 def _event(e: Event) -> list[Any]:
     applied = None if e.applied is None else [list(p) for p in e.applied]
-    return [
+    data = [
         list(e.key),
         [list(p) for p in e.amounts],
         applied,
@@ -55,10 +55,18 @@ def _event(e: Event) -> list[Any]:
         e.share,
         e.cancelled,
     ]
+    if e.source is not None:  # a REVERSAL: the serial of the contribution it reverses
+        data.append(e.source.key[5])
+    return data
 
 
 def _funding(f: Funding | None) -> list[int] | None:
     return None if f is None else [f.seed, f.from_reserve, f.from_house, f.to_reserve]
+
+
+# Flows added after snapshots were first stored: written only when not zero, so that the
+# state of a journal without them dumps to the same bytes as before (verify --since).
+_NEWER_FLOWS = ("reversed_meter", "reversed_reserve")
 
 
 def _meter(m: Meter) -> dict[str, Any]:
@@ -68,7 +76,11 @@ def _meter(m: Meter) -> dict[str, Any]:
         "value": m.value,
         "reserve": m.reserve,
         "reset_key": list(m.reset_key),
-        **{name: getattr(m, name) for name in LEDGER},
+        **{
+            name: getattr(m, name)
+            for name in LEDGER
+            if name not in _NEWER_FLOWS or getattr(m, name)
+        },
     }
 
 
@@ -88,6 +100,8 @@ def dump(floor: Floor) -> dict[str, Any]:
     links = {}
     for link_id, link in floor.links.items():
         tl = link.timeline
+        for _, e in tl.heap:
+            ref(link_id, e.source)  # a pending reversal's round may be pruned
         links[link_id] = {
             "meters": [_meter(m) for m in link.meters],
             "heap": [ref(link_id, e) for _, e in tl.heap],
@@ -174,6 +188,7 @@ def load(
                 meter=raw[4],
                 share=raw[5],
                 cancelled=raw[6],
+                source=event(link_id, raw[7]) if len(raw) > 7 else None,
             )
         return built[cache_key]
 
@@ -189,6 +204,7 @@ def load(
             [list(p) for p in ld["pending_sums"]],
             ld["pending_awards"],
         )
+        tl.pending_reversals = sum(1 for _, e in tl.heap if e.kind == REVERSAL and not e.cancelled)
         link.open_rounds = {(t, r): at for t, r, at in ld["open_rounds"]}
         link.sequence = ld["sequence"]
     for rd in data["rounds"]:

@@ -14,8 +14,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 # Same instant: contributions first (a win at t includes every contribution with
-# time <= t, DESIGN.md), then wins, then operator resets.
-CONTRIBUTION, WIN, RESET = 0, 1, 2
+# time <= t, DESIGN.md), then wins, then operator resets, then the reversals of voided
+# contributions (a void takes effect at the current position: an award dealt at or
+# before its instant keeps what it was dealt, 5.20).
+CONTRIBUTION, WIN, RESET, REVERSAL = 0, 1, 2, 3
 
 # (time, kind, tiebreak, table, box, serial): a total order. `serial` is unique per
 # link, so two keys are never equal and the event objects are never compared.
@@ -46,6 +48,9 @@ class Event:
     meter: int = 0  # WIN / RESET: index of the meter in the link
     share: int = 0  # WIN: share of the meter
     cancelled: bool = False
+    # REVERSAL: the round's contribution event it takes `amounts` (one box's) back from;
+    # `award` is then "table/round/box".
+    source: Event | None = None
 
     @property
     def time(self) -> int:
@@ -59,7 +64,9 @@ class Event:
 class Timeline:
     """The pending events of one link, in event order, and the watermark."""
 
-    __slots__ = ("heap", "watermark", "serial", "pending_sums", "pending_awards")
+    __slots__ = (
+        "heap", "watermark", "serial", "pending_sums", "pending_awards", "pending_reversals"
+    )  # fmt: skip
 
     def __init__(self, meters: int) -> None:
         self.heap: list[tuple[Key, Event]] = []
@@ -69,6 +76,7 @@ class Timeline:
         # Per meter, the pending (to_meter, to_reserve) sums, for display values.
         self.pending_sums = [[0, 0] for _ in range(meters)]
         self.pending_awards = 0  # pending WIN / RESET events not cancelled
+        self.pending_reversals = 0  # pending REVERSAL events (derived: not in snapshots)
 
     def key(self, time: int, kind: int, table: str, box: int) -> Key:
         self.serial += 1
@@ -80,6 +88,8 @@ class Timeline:
             for sums, (m, r) in zip(self.pending_sums, event.amounts, strict=True):
                 sums[0] += m
                 sums[1] += r
+        elif event.kind == REVERSAL:
+            self.pending_reversals += 1
         else:
             self.pending_awards += 1
 
@@ -92,6 +102,8 @@ class Timeline:
             for sums, (m, r) in zip(self.pending_sums, event.amounts, strict=True):
                 sums[0] -= m
                 sums[1] -= r
+        elif event.kind == REVERSAL:
+            self.pending_reversals -= 1
         else:
             self.pending_awards -= 1
 
@@ -117,6 +129,8 @@ class Timeline:
                 for sums, (m, r) in zip(self.pending_sums, event.amounts, strict=True):
                     sums[0] -= m
                     sums[1] -= r
+            elif event.kind == REVERSAL:
+                self.pending_reversals -= 1
             else:
                 self.pending_awards -= 1
             yield event
@@ -128,4 +142,4 @@ class Timeline:
     def earliest_award_time(self) -> int | None:
         if not self.pending_awards:
             return None
-        return min(e.time for _, e in self.heap if e.kind != CONTRIBUTION and not e.cancelled)
+        return min(e.time for _, e in self.heap if e.kind in (WIN, RESET) and not e.cancelled)

@@ -60,9 +60,12 @@ def worlds(draw: st.DrawFn) -> list[Timed]:
             )
             bets_index = len(events) - 1
             if draw(st.integers(0, 6)) == 0:
-                at = closed_at + draw(st.integers(0, 10_000))
+                # A void takes effect at the current position (DESIGN.md): where it stands
+                # is when it arrives, so it arrives at its time (after its bets, which
+                # arrive within the hold); the other events arrive in any order around it.
+                at = closed_at + TIMING.hold_ms + 1 + draw(st.integers(0, 10_000))
                 events.append(
-                    Timed(at, lambda now, a=(table, rnd): void(a[0], a[1], now), 40_000, bets_index)
+                    Timed(at, lambda now, a=(table, rnd): void(a[0], a[1], now), 0, bets_index)
                 )
                 clock = at + draw(st.integers(1, 5_000))
                 continue
