@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
 from app.timefmt import parse_time
+from jackpot.commands import SEMANTICS
 from jackpot.money import parse_money
 
 # Money is a decimal string with at most two places; a JSON number is refused (API.md).
@@ -132,7 +133,10 @@ class CorrectionRequest(Strict):
     def domain(self, link: str, meter: str) -> dict[str, Any]:
         negative = self.amount.startswith("-")
         amount = parse_money(self.amount.lstrip("-"))
+        # void_round reverses at the current position since entry version 2 (journal.md).
+        version = {"version": SEMANTICS} if self.kind == "void_round" else {}
         return {
+            **version,
             "correction": self.kind,
             "link": link,
             "meter": meter,

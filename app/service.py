@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jackpot.commands import (
+    SEMANTICS,
     BoxWager,
     CloseBets,
     Command,
@@ -168,6 +169,7 @@ class Service:
                 )
         return {
             "kind": "outcome",
+            "version": SEMANTICS,
             "now": now,
             "table": table,
             "round": round_id,
@@ -184,6 +186,7 @@ class Service:
         self.floor.round(table, round_id)
         return {
             "kind": "void",
+            "version": SEMANTICS,
             "now": now,
             "table": table,
             "round": round_id,
@@ -242,7 +245,9 @@ class Service:
                 )
                 for f in entry["fixed"]
             )
-            return RecordOutcome(entry["table"], entry["round"], now, claims, fixed)
+            return RecordOutcome(
+                entry["table"], entry["round"], now, claims, fixed, _version(entry)
+            )
         if kind == "void":
             boxes = entry["boxes"]
             return VoidRound(
@@ -251,6 +256,7 @@ class Service:
                 now,
                 entry["reason"],
                 None if boxes is None else tuple(boxes),
+                _version(entry),
             )
         if kind == "finalize":
             return Finalize(now)
@@ -269,7 +275,7 @@ class Service:
             return Correct(
                 entry["correction"], entry["link"], entry["meter"], now, entry["by"],
                 entry["reason"], Money(entry["amount"]), entry["reset"], entry["table"],
-                entry["round"],
+                entry["round"], _version(entry),
             )  # fmt: skip
         raise ValueError(f"unknown entry kind {kind!r}")
 
@@ -362,6 +368,15 @@ class Service:
 
 
 OPERATOR_KINDS = ("seed", "reset", "correct")
+
+
+def _version(entry: Mapping[str, Any]) -> int:
+    """The rules an outcome, void or correct entry replays by (docs/journal.md, versions):
+    absent in entries written before issue 16, which replay as they were applied then."""
+    version = entry.get("version", 1)
+    if type(version) is not int or not 1 <= version <= SEMANTICS:
+        raise ValueError(f"entry version {version!r} is not 1 to {SEMANTICS}")
+    return version
 
 
 def _meter_index(link: Any, meter: str) -> int:

@@ -49,6 +49,7 @@ from jackpot.meter import Meter
 from jackpot.money import CENT, RATE_SCALE, Money, format_exact
 from jackpot.records import FINAL, PENDING, VOID, AwardRecord, CorrectionRecord, ResetRecord
 from jackpot.snapshot import canonical_json
+from jackpot.timeline import REVERSAL
 from tables.bets import BetDecision, BoxBet, TableSettings, check_bets
 from tables.cards import DECK
 from tables.errors import TablesError
@@ -161,6 +162,9 @@ class Verifier:
         self._table_link = {t.id: t.link for t in config.tables.values()}
         self._sequence = dict.fromkeys(self._all_links, 0)  # meter awards final per link
         self._last_key: dict[str, tuple[int, int, int, str, int, int]] = {}
+        # Voided contributions still to leave the meters at the void's position
+        # ("table/round/box" -> link, meter + reserve summed over the link's meters).
+        self._reversing: dict[str, tuple[str, int]] = {}
         # Settled rounds are pruned from the state after a while (jackpot/floor.py): the
         # counts are kept here, as the entries go by.
         self.rounds = self.void_rounds = self.fixed_awards = self.fixed_total = 0
@@ -195,6 +199,11 @@ class Verifier:
             last = verifier._last_key.get(record.link)
             if record.state == FINAL and (last is None or record.event.key > last):
                 verifier._last_key[record.link] = record.event.key
+        for link in floor.links.values():
+            for _, event in link.timeline.heap:
+                if event.kind == REVERSAL and event.award is not None:
+                    total = sum(m + r for m, r in event.amounts)
+                    verifier._reversing[event.award] = (link.id, total)
         return verifier
 
     def check_snapshot(self, snapshot: str) -> bool:
@@ -379,15 +388,65 @@ class Verifier:
         if isinstance(result, VoidResult):
             self.void_rounds += result.round.state == VOID
             self._answer(row, void_answer(self.service, table, round_id, list(result.reversed)))
+            self._expect_reversals(row, table, round_id, dict(result.reversed))
         return self._links_of(table)
 
+    def _expect_reversals(
+        self, row: JournalRow, table: str, round_id: str, amounts: dict[int, int]
+    ) -> None:
+        """A void reverses at the current position (DESIGN.md, voids): each reversal it put
+        on the timeline stands at the void's instant and, when final, takes back exactly
+        what the void answered for that box."""
+        link_id = self._table_link.get(table)
+        if link_id is None:
+            return
+        timeline = self.service.floor.links[link_id].timeline
+        prefix = f"{table}/{round_id}/"
+        for _, event in timeline.heap:
+            award = event.award
+            if event.kind != REVERSAL or award is None or not award.startswith(prefix):
+                continue
+            if award in self._reversing:
+                continue
+            box = int(award[len(prefix) :])
+            self._reversing[award] = (link_id, amounts.get(box, 0))
+            at = max(row.recorded_at_ms, timeline.watermark)
+            if event.time != at:
+                self._flag(row, f"void {award}: reversed at the void's instant", event.time, at)
+
     def _finalize(self, row: JournalRow, entry: dict[str, Any]) -> Iterable[str]:
+        before = self._reversed_totals()
         result = self._apply(row, entry)
         if row.answer is not None:
             self._flag(row, "answer: a finalize entry answers no one", row.answer, None)
         if isinstance(result, FinalizeResult):
             self._check_finalized(row, result.finalized)
+            self._check_reversed(row, result.reversed, before)
         return self._all_links
+
+    def _reversed_totals(self) -> dict[str, int]:
+        return {
+            link.id: sum(m.reversed_meter + m.reversed_reserve for m in link.meters)
+            for link in self.service.floor.links.values()
+        }
+
+    def _check_reversed(self, row: JournalRow, ids: Iterable[str], before: dict[str, int]) -> None:
+        """The reversals this finalize made final took back what their voids answered."""
+        expected = dict.fromkeys(before, 0)
+        for award in ids:
+            found = self._reversing.pop(award, None)
+            if found is None:
+                self._flag(row, f"reversal {award}: final, but no void put it there", None, None)
+                continue
+            expected[found[0]] += found[1]
+        for link, total in self._reversed_totals().items():
+            if total - before[link] != expected[link]:
+                self._flag(
+                    row,
+                    f"link {link}: voided contributions reversed by this finalize",
+                    total - before[link],
+                    expected[link],
+                )
 
     def _operator(self, row: JournalRow, entry: dict[str, Any]) -> Iterable[str]:
         inner = entry.get("change", entry)  # dual control: the change proposed
@@ -401,6 +460,8 @@ class Verifier:
         if voids:
             self._count_fixed(table, round_id, 1)
             self.void_rounds += isinstance(result, CorrectionRecord)
+            if isinstance(result, CorrectionRecord):
+                self._expect_reversals(row, table, round_id, self._box_totals(table, round_id))
         if result is not None:
             self._answer(row, operator_answer(self.service, entry["kind"], result))
         return self._all_links
@@ -417,6 +478,13 @@ class Verifier:
         if row.idem_key is not None and row.body_sha256 is not None:
             self.service.idem[row.idem_key] = row.body_sha256
         return result
+
+    def _box_totals(self, table: str, round_id: str) -> dict[int, int]:
+        """Each box's contribution to the link's meters and reserves, as its bets gave it."""
+        rnd = self.service.floor.rounds.get((table, round_id))
+        if rnd is None:
+            return {}
+        return {b.box: b.contribution + b.reserve for b in rnd.boxes.values()}
 
     def _count_fixed(self, table: str, round_id: str, sign: int) -> None:
         """Add (sign 1) or take back (-1) the round's fixed awards that stand."""
@@ -593,6 +661,7 @@ def by_flows(meter: Meter) -> tuple[int, int]:
     """(value, reserve) as the meter's cumulative flows give them (jackpot/meter.py)."""
     value = (
         meter.to_meter
+        - meter.reversed_meter
         - meter.awarded
         + meter.reserve_funded
         + meter.house_seed
@@ -601,7 +670,11 @@ def by_flows(meter: Meter) -> tuple[int, int]:
         + meter.corrections
     )
     reserve = (
-        meter.to_reserve - meter.reserve_funded + meter.reset_to_reserve + meter.house_cover_reserve
+        meter.to_reserve
+        - meter.reversed_reserve
+        - meter.reserve_funded
+        + meter.reset_to_reserve
+        + meter.house_cover_reserve
     )
     return value, reserve
 
