@@ -1079,3 +1079,81 @@ async def test_a_long_random_history_through_the_http_api_verifies_clean() -> No
     assert counts["outcome"] > 100 and counts["void"] > 3, counts
     assert all(counts[k] for k in ("seed", "reset", "adjust", "hand_paid")), counts
     assert report.meter_awards > 3 and report.fixed_awards > 3, format_report(report)
+
+
+# -- issue 16 (items 3, 4): late bets with an on-time win, voids at the current position ----
+
+JUNK = "2C 3D 4D 7S 9C"
+
+
+async def edge_history(floor: Floor, correction: dict[str, Any] | None = None) -> None:
+    """Late bets and an on-time win (4.5.2); a void of a settled round while a later round's
+    straight flush, then royal flush, is pending (5.20), the second after a reset so that
+    the meter no longer holds the reversed contribution; a void_round correction."""
+    t0 = floor.now
+    await floor.post("bets", "T01", "B1", {"closed_at": t0 + 500, "boxes": [box(1)]})
+    floor.now = t0 + 2_600  # T02's bets closed at t0 arrive 2.6 s later: late
+    late = await floor.post("bets", "T02", "A1", {"closed_at": t0, "boxes": [box(1)]})
+    assert late["late"] is True
+    floor.now = t0 + 3_000
+    await floor.post("outcome", "T01", "B1",
+                     {"boxes": [hand(1, "AS KS QS JS TS", t0 + 2_900)], "dealer": None})  # fmt: skip
+    floor.now = t0 + 3_100
+    await floor.post("outcome", "T02", "A1",
+                     {"boxes": [hand(1, "AH KH QH JH TH", t0 + 2_800)], "dealer": None})  # fmt: skip
+    await floor.later(10_000)
+    for n, (cards, meter) in enumerate((("9H 8H 7H 6H 5H", "holds"), ("AD KD QD JD TD", "reset"))):
+        r1, r2, t = f"V{n}", f"W{n}", floor.now
+        await floor.post("bets", "T01", r1, {"closed_at": t, "boxes": [box(1)]})
+        await floor.post("outcome", "T01", r1, {"boxes": [hand(1, JUNK, t + 10)], "dealer": None})
+        await floor.post("bets", "T02", r2, {"closed_at": t + 20, "boxes": [box(1)]})
+        floor.now += 100
+        won = await floor.post("outcome", "T02", r2,
+                               {"boxes": [hand(1, cards, t + 50)], "dealer": None})  # fmt: skip
+        assert won["awards"][0]["state"] == "pending"
+        floor.now += 200  # R1's error is noticed while R2's award is pending: R1 voided
+        await floor.post("void", "T01", r1, {"reason": f"5.20, meter {meter}", "boxes": None})
+        await floor.later(10_000)
+    # A round whose award is final, voided by a supervisor (5.24), while another is pending.
+    t = floor.now
+    await floor.post("bets", "T01", "C1", {"closed_at": t, "boxes": [box(1)]})
+    await floor.post("outcome", "T01", "C1",
+                     {"boxes": [hand(1, "9S 8S 7S 6S 5S", t + 10)], "dealer": None})  # fmt: skip
+    await floor.later(5_000)
+    await floor.post("bets", "T02", "C2", {"closed_at": floor.now, "boxes": [box(1)]})
+    await floor.post("outcome", "T02", "C2",
+                     {"boxes": [hand(1, "9C 8C 7C 6C 5C", floor.now + 10)], "dealer": None})  # fmt: skip
+    floor.now += 100
+    await floor.post(
+        "correct", None, None,
+        {"correction": "void_round", "link": "stud", "meter": "major", "amount": 0,
+         "reset": True, "table": "T01", "round": "C1", "reason": "5.24",
+         **({"version": 2} if correction is None else correction)},
+        by="sam",
+    )  # fmt: skip
+    await floor.later(10_000)
+
+
+async def test_issue_16_edges_pay_by_deal_order_and_void_at_the_current_position() -> None:
+    floor = Floor()
+    await edge_history(floor)
+    awards = floor.writer.service.floor.awards
+    amount = {a.id: (a.amount, a.sequence) for a in awards.values()}
+    # 4.5.2: A (late bets, dealt first) takes the whole meter, B the seed that follows.
+    assert amount["T02/A1/1/player"] == (m("10000.50"), 1)
+    assert amount["T01/B1/1/player"] == (m("10000.00"), 2)
+    # 5.20: the voided round's 0.25 stays in the pending awards dealt before the void.
+    assert amount["T02/W0/1/player"] == (m("1000.05"), 3)  # 10 % of 10000.50
+    assert amount["T02/W1/1/player"] == (m("9000.70"), 4)  # 9000.20 + two 0.25
+    assert amount["T01/C1/1/player"] == (m("1000.02"), 5)  # 10 % of 10000.25: it stands
+    # The correction's reversal comes after C2's straight flush: 10 % of 9000.48.
+    assert amount["T02/C2/1/player"] == (m("900.04"), 6)
+    major = floor.writer.service.floor.links["stud"].meters[0]
+    # W0's and C1's voids: out of the meter and the reserve; W1's: after the reset, the
+    # house covers it.
+    assert (major.value, major.reserve) == (m("8100.19"), m("0.05"))
+    assert (major.reversed_meter, major.reversed_reserve) == (m("0.75"), m("0.15"))
+    assert (major.house_cover_meter, major.house_cover_reserve) == (m("0.25"), m("0.05"))
+    report = verify_rows(await rows_of(floor.journal)).report()
+    assert report.ok, format_report(report)
+    assert report.entries == floor.writer.seq
