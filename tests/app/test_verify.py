@@ -1086,6 +1086,11 @@ async def test_a_long_random_history_through_the_http_api_verifies_clean() -> No
 JUNK = "2C 3D 4D 7S 9C"
 
 
+def one(cards: str, dealt_at: int) -> dict[str, Any]:
+    """An outcome body: box 1's hand."""
+    return {"boxes": [hand(1, cards, dealt_at)], "dealer": None}
+
+
 async def edge_history(floor: Floor, correction: dict[str, Any] | None = None) -> None:
     """Late bets and an on-time win (4.5.2); a void of a settled round while a later round's
     straight flush, then royal flush, is pending (5.20), the second after a reset so that
@@ -1096,20 +1101,17 @@ async def edge_history(floor: Floor, correction: dict[str, Any] | None = None) -
     late = await floor.post("bets", "T02", "A1", {"closed_at": t0, "boxes": [box(1)]})
     assert late["late"] is True
     floor.now = t0 + 3_000
-    await floor.post("outcome", "T01", "B1",
-                     {"boxes": [hand(1, "AS KS QS JS TS", t0 + 2_900)], "dealer": None})  # fmt: skip
+    await floor.post("outcome", "T01", "B1", one("AS KS QS JS TS", t0 + 2_900))
     floor.now = t0 + 3_100
-    await floor.post("outcome", "T02", "A1",
-                     {"boxes": [hand(1, "AH KH QH JH TH", t0 + 2_800)], "dealer": None})  # fmt: skip
+    await floor.post("outcome", "T02", "A1", one("AH KH QH JH TH", t0 + 2_800))
     await floor.later(10_000)
     for n, (cards, meter) in enumerate((("9H 8H 7H 6H 5H", "holds"), ("AD KD QD JD TD", "reset"))):
         r1, r2, t = f"V{n}", f"W{n}", floor.now
         await floor.post("bets", "T01", r1, {"closed_at": t, "boxes": [box(1)]})
-        await floor.post("outcome", "T01", r1, {"boxes": [hand(1, JUNK, t + 10)], "dealer": None})
+        await floor.post("outcome", "T01", r1, one(JUNK, t + 10))
         await floor.post("bets", "T02", r2, {"closed_at": t + 20, "boxes": [box(1)]})
         floor.now += 100
-        won = await floor.post("outcome", "T02", r2,
-                               {"boxes": [hand(1, cards, t + 50)], "dealer": None})  # fmt: skip
+        won = await floor.post("outcome", "T02", r2, one(cards, t + 50))
         assert won["awards"][0]["state"] == "pending"
         floor.now += 200  # R1's error is noticed while R2's award is pending: R1 voided
         await floor.post("void", "T01", r1, {"reason": f"5.20, meter {meter}", "boxes": None})
@@ -1117,12 +1119,10 @@ async def edge_history(floor: Floor, correction: dict[str, Any] | None = None) -
     # A round whose award is final, voided by a supervisor (5.24), while another is pending.
     t = floor.now
     await floor.post("bets", "T01", "C1", {"closed_at": t, "boxes": [box(1)]})
-    await floor.post("outcome", "T01", "C1",
-                     {"boxes": [hand(1, "9S 8S 7S 6S 5S", t + 10)], "dealer": None})  # fmt: skip
+    await floor.post("outcome", "T01", "C1", one("9S 8S 7S 6S 5S", t + 10))
     await floor.later(5_000)
     await floor.post("bets", "T02", "C2", {"closed_at": floor.now, "boxes": [box(1)]})
-    await floor.post("outcome", "T02", "C2",
-                     {"boxes": [hand(1, "9C 8C 7C 6C 5C", floor.now + 10)], "dealer": None})  # fmt: skip
+    await floor.post("outcome", "T02", "C2", one("9C 8C 7C 6C 5C", floor.now + 10))
     floor.now += 100
     await floor.post(
         "correct", None, None,
@@ -1157,3 +1157,26 @@ async def test_issue_16_edges_pay_by_deal_order_and_void_at_the_current_position
     report = verify_rows(await rows_of(floor.journal)).report()
     assert report.ok, format_report(report)
     assert report.entries == floor.writer.seq
+
+
+def test_a_journal_written_before_issue_16_replays_as_it_was_applied() -> None:
+    """Entries without `version` (1) replay by the rules they were written under: the same
+    edges, journaled by the code before issue 16 (tests/app/data), verify clean and give
+    back the amounts that code paid (printed by it when it wrote the file)."""
+    path = Path(__file__).parent / "data" / "journal_v1_edges.jsonl"
+    rows = [JournalRow(**json.loads(line)) for line in path.read_text().splitlines()]
+    assert not any("version" in json.loads(row.entry) for row in rows)
+    verifier = verify_rows(rows)
+    report = verifier.report()
+    assert report.ok, format_report(report)
+    paid = {a.id: (a.amount, a.sequence, a.late) for a in verifier.service.floor.awards.values()}
+    assert paid == {
+        "T01/B1/1/player": (m("10000.50"), 1, False),
+        "T02/A1/1/player": (m("10000.00"), 2, True),  # version 1: demoted by its late bets
+        "T02/W0/1/player": (m("1000.02"), 3, False),  # version 1: the void in event time
+        "T02/W1/1/player": (m("9000.48"), 4, False),
+        "T01/C1/1/player": (m("1000.02"), 5, False),
+        "T02/C2/1/player": (m("900.02"), 6, False),
+    }
+    major = verifier.service.floor.links["stud"].meters[0]
+    assert (major.value, major.reserve) == (m("8100.21"), m("0.05"))
