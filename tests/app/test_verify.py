@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from app.export import export_line
 from app.journal import JournalRow, MemoryJournal, PostgresJournal, pack
+from app.reports import reconciliation
 from app.service import FloorConfig, Service, TableConfig
 from app.snapshots import dump_service
 from app.verify import (
@@ -1157,6 +1158,11 @@ async def test_issue_16_edges_pay_by_deal_order_and_void_at_the_current_position
     report = verify_rows(await rows_of(floor.journal)).report()
     assert report.ok, format_report(report)
     assert report.entries == floor.writer.seq
+    # The reconciliation shows the voids, at the position they took effect.
+    rec = await reconciliation(floor.journal, CONFIG, -(2**62), 2**62)
+    row = next(r for r in rec["meters"] if (r["link"], r["meter"]) == ("stud", "major"))
+    assert (row["reversed_meter"], row["reversed_reserve"]) == ("0.75", "0.15")
+    assert (row["house_cover"], row["balanced"]) == ("0.30", True)
 
 
 def test_a_journal_written_before_issue_16_replays_as_it_was_applied() -> None:

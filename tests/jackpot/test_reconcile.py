@@ -66,3 +66,22 @@ def test_every_period_split_reconciles(ops: list[tuple[str, int, int]]) -> None:
         for j in range(i, len(ledgers)):
             report = reconcile(ledgers[i], ledgers[j])
             assert report.balanced, (i, j, report)
+
+
+def test_a_void_after_a_reset_shows_as_reversed_and_covered_by_the_house() -> None:
+    # Issue 16, item 4: R1 voided while R2's royal flush (dealt after R1) is pending.
+    f = floor()
+    f.apply(bets("T1", "R1", 0, 0, (1, "1.00")))
+    f.apply(outcome("T1", "R1", 1_000))
+    f.apply(bets("T2", "R2", 500, 500, (1, "1.00")))
+    f.apply(outcome("T2", "R2", 2_000, (1, ROYAL, 1_500)))
+    opening = Ledger.of(f.links["stud"].meters[0])
+    f.apply(void("T1", "R1", 2_200))
+    f.apply(Finalize(10_000))
+    report = reconcile(opening, Ledger.of(f.links["stud"].meters[0]))
+    assert (report.contributions_meter, report.contributions_reserve) == (m("0.50"), m("0.10"))
+    assert (report.reversed_meter, report.reversed_reserve) == (m("0.25"), m("0.05"))
+    assert report.awards == m("10000.50")
+    assert (report.house_cover_meter, report.house_cover_reserve) == (m("0.25"), m("0.05"))
+    assert report.closing_value == m("10000.00") and report.closing_reserve == 0
+    assert report.balanced
