@@ -330,3 +330,36 @@ def test_5_20_a_void_does_not_change_a_later_rounds_pending_award() -> None:
     assert (meter.value, meter.reserve) == (m("10000.00"), 0)
     assert (meter.house_cover_meter, meter.house_cover_reserve) == (m("0.25"), m("0.05"))
     assert meter.balanced()
+
+
+def test_a_win_of_a_late_bets_round_the_watermark_has_passed_is_late() -> None:
+    # DESIGN.md: a late-bets round keeps event time for an on-time win "unless the
+    # watermark has already passed it".
+    f = floor()
+    f.apply(bets("A", "R1", 0, 5_000, (1, "1.00")))  # 5 s in flight: late, at 5 s
+    f.apply(finalize(9_000))  # the open round holds the watermark at 5 s
+    f.apply(outcome("A", "R1", 9_500, (1, ROYAL, 4_000)))  # dealt at 4 s: passed
+    f.apply(finalize(20_000))
+    award = f.awards["A/R1/1/player"]
+    assert (award.late, award.effective_at, award.amount) == (True, 9_500, m("10000.25"))
+
+
+def test_display_counts_a_pending_reversal_at_once() -> None:
+    f = floor()
+    f.apply(bets("T1", "R1", 0, 0, (1, "1.00")))
+    f.apply(outcome("T1", "R1", 500))
+    f.apply(bets("T2", "R1", 600, 600, (1, "1.00")))
+    assert f.display_values("stud") == [("major", m("10000.50"))]
+    f.apply(void("T1", "R1", 1_000))
+    assert f.display_values("stud") == [("major", m("10000.25"))]
+    state = dump(f)  # a pending reversal survives a snapshot
+    assert dump(load(state, [stud_link()], TIMING)) == state
+    assert load(state, [stud_link()], TIMING).display_values("stud") == [("major", m("10000.25"))]
+    f.apply(outcome("T2", "R1", 1_100))
+    f.apply(finalize(10_000))
+    meter = f.links["stud"].meters[0]
+    assert (meter.value, meter.reserve, meter.reversed_meter) == (
+        m("10000.25"),
+        m("0.05"),
+        m("0.25"),
+    )
