@@ -3,7 +3,10 @@
 Random floors of bets, wins, voids, operator resets and adjustments: money is conserved
 at every step (contributions in + house funding + corrections = awards out + meter +
 reserve + reversed), and no award dealt before a void changes: the same history without
-the void pays every such award the same amount (5.20, 4.5.1).
+the void pays every such award the same amount (5.20, 4.5.1). Compared for voids of
+settled rounds that cancel no pending award of their own (a void of an open round
+changes the watermark, so the two histories' later outcomes differ in lateness; a
+cancelled award of the voided box still moves the awards after it: a known gap).
 """
 
 from __future__ import annotations
