@@ -237,6 +237,13 @@ class Metrics:
                 counts[(link,)] = flagged if stale else len(state.open_rounds) - flagged
             return counts
 
+        def table_rounds() -> dict[tuple[str, ...], Value]:
+            floor = writer.service.floor
+            return {(table,): floor.open_count(table) for table in writer.service.config.tables}
+
+        def expired() -> dict[tuple[str, ...], Value]:
+            return {(table,): n for table, n in writer.service.floor.expired.items()}
+
         def meter_values() -> dict[tuple[str, ...], Value]:
             floor = writer.service.floor
             return {
@@ -288,6 +295,20 @@ class Metrics:
             "Rounds open longer than round_timeout (flagged to operators)",
             lambda: rounds(stale=True),
             labels=("link",),
+        )
+        self.read(
+            "jackpot_table_open_rounds",
+            "Rounds with bets and no outcome or void at the table, jackpot wager or not "
+            "(bets are refused beyond the floor's max_open_rounds)",
+            table_rounds,
+            labels=("table",),
+        )
+        self.read(
+            "jackpot_expired_rounds",
+            "Rounds expired: open longer than expire_after with no outcome or void",
+            expired,
+            labels=("table",),
+            kind="counter",
         )
         self.read(
             "jackpot_meter_value",
