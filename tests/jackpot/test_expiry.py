@@ -158,7 +158,9 @@ step = st.one_of(
 def play(steps: list[tuple[object, object, object]]) -> tuple[Floor, list[Command]]:
     """The floor the writer would build: commands applied, an expire of every round the
     timer names after each wait, and the commands that were accepted."""
-    f, now, opened, log = new_floor(), 1_000_000, [], []
+    f, now = new_floor(), 1_000_000
+    opened: list[tuple[str, str]] = []
+    log: list[Command] = []
 
     def apply(command: Command) -> None:
         try:
