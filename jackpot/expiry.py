@@ -24,7 +24,10 @@ class OpenRounds:
     """The rounds that were open when their bets were applied, oldest first, and per table.
 
     Lazy: a round that left the open state (outcome, void, expiry) is dropped when it is
-    met, so that keeping the index costs nothing on the hot path."""
+    met, so that keeping the index costs nothing on the hot path. Bounded all the same:
+    `arrivals` is popped up to the oldest open round by `oldest` (the writer's timer asks
+    it every turn), a table's set is purged whenever a bets request finds it at the limit.
+    Not built at all where nothing asks (a replay, `jackpot verify`)."""
 
     __slots__ = ("arrivals", "by_table")
 
