@@ -22,6 +22,7 @@ refused with a 503; `discard` drops it when the writer applies the group again. 
 from __future__ import annotations
 
 import logging
+import sys
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -257,6 +258,13 @@ class Metrics:
             return {(link,): state.sequence for link, state in floor.links.items()}
 
         self.read("jackpot_writer_queue_depth", "Requests waiting for the writer", queue_depth)
+        # The live Python objects' memory: RSS keeps the allocator's arenas once grown, so
+        # a leak (or memory given back, e.g. by expired rounds) shows here, not there.
+        self.read(
+            "jackpot_python_allocated_blocks",
+            "Memory blocks allocated by the interpreter (sys.getallocatedblocks)",
+            sys.getallocatedblocks,
+        )
         self.read(
             "jackpot_journal_seq", "Journal length: seq of the last entry", lambda: writer.seq
         )

@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_abandoned.py [--abandoned 20000] [--tables 25]
 
 Starts `jackpot serve` (embedded PostgreSQL, a snapshot every 2,000 entries) on a floor
-with a short round timeout (`round_timeout_ms` 30 s, `expire_after` 2: rounds expire 60 s
+with a short round timeout (`round_timeout_ms` 50 s, `expire_after` 2: rounds expire 100 s
 after their bets; `retain_ms` 0: they leave memory round_timeout + hold after that).
 Then, each phase measured by the server's RSS (/proc), the size of its latest stored
 snapshot (packed and as JSON) and the client-side latency of bets (p50 / p99) during
@@ -15,7 +15,7 @@ normal play (every round bets then a losing outcome, 16 at a time):
 3. after: wait (no requests: the writer's timer expires them) until they are expired
    and pruned, then normal play again.
 
-Each phase's snapshot also holds the settled rounds of the last `retain_ms` (31 s here)
+Each phase's snapshot also holds the settled rounds of the last `retain_ms` (51 s here)
 of its own normal play; the baseline's holds the warm-up's too.
 """
 
@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_http import free_port, postmaster_pid, stop_pid, stop_process, wait_up  # noqa: E402
 
 PY = sys.executable
-ROUND_TIMEOUT_MS = 30_000
+ROUND_TIMEOUT_MS = 50_000
 EXPIRE_AFTER = 2
 # Seven losing hands from one deck (no pair, straight or flush): box b's cards.
 _SUITS = ("SHSHS", "DCDCD", "HSHSH", "CDCDC", "SHSHS", "DCDCD", "HSHSH")
@@ -113,8 +113,12 @@ async def gauges(client: httpx.AsyncClient) -> dict[str, float]:
     text = (await client.get("/metrics")).text
     found: dict[str, float] = {}
     for line in text.splitlines():
-        for name in ("jackpot_table_open_rounds", "jackpot_expired_rounds_total"):
-            if line.startswith(name + "{"):
+        for name in (
+            "jackpot_table_open_rounds",
+            "jackpot_expired_rounds_total",
+            "jackpot_python_allocated_blocks",
+        ):
+            if line.startswith((name + "{", name + " ")):
                 found[name] = found.get(name, 0.0) + float(line.rsplit(" ", 1)[1])
     return found
 
@@ -196,13 +200,16 @@ async def measure(name: str, play: Play, pid: int, data_dir: Path, rounds: int) 
         "snapshot_seq": seq,
         "snapshot_packed_kib": packed / 1024,
         "snapshot_json_kib": text / 1024,
+        "allocated_blocks": found.get("jackpot_python_allocated_blocks", 0),
         "open_rounds": found.get("jackpot_table_open_rounds", 0),
         "expired": found.get("jackpot_expired_rounds_total", 0),
         "bets_p50_ms": percentile(latencies, 0.5),
         "bets_p99_ms": percentile(latencies, 0.99),
     }
     print(
-        f"{name:<10} RSS {row['rss_mib']:7.1f} MiB  snapshot@{seq:<6} "
+        f"{name:<10} RSS {row['rss_mib']:6.1f} MiB  "
+        f"blocks {float(row['allocated_blocks']) / 1e6:5.2f} M  "
+        f"snapshot@{seq:<6} "
         f"{row['snapshot_packed_kib']:8.1f} KiB packed {row['snapshot_json_kib']:9.1f} KiB JSON  "
         f"open {row['open_rounds']:>6.0f}  expired {row['expired']:>6.0f}  "
         f"bets p50 {row['bets_p50_ms']:6.1f} ms p99 {row['bets_p99_ms']:6.1f} ms",
@@ -220,13 +227,14 @@ async def run(args: argparse.Namespace, port: int, pid: int, data_dir: Path) -> 
         await measure("baseline", play, pid, data_dir, args.rounds)
         started = time.monotonic()
         await play.abandon(args.abandoned)
-        print(f"posted {args.abandoned} abandoned bets in {time.monotonic() - started:.1f} s")
+        posted = time.monotonic()
+        print(f"posted {args.abandoned} abandoned bets in {posted - started:.1f} s")
         await measure("abandoned", play, pid, data_dir, args.rounds)
         # Expired expire_after round timeouts after their bets, pruned round_timeout +
         # hold later, by the writer's own timer (no request needed); the settled rounds
         # of the phase before are pruned too. Then the same normal play again.
         wait = EXPIRE_AFTER * ROUND_TIMEOUT_MS / 1000 + ROUND_TIMEOUT_MS / 1000 + 5
-        remaining = max(0.0, wait - (time.monotonic() - started))
+        remaining = max(0.0, wait - (time.monotonic() - posted))
         print(f"waiting {remaining:.0f} s for expiry and pruning, no requests", flush=True)
         await asyncio.sleep(remaining)
         await measure("after", play, pid, data_dir, args.rounds)
@@ -236,7 +244,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--abandoned", type=int, default=20_000)
     parser.add_argument("--tables", type=int, default=25)
-    parser.add_argument("--rounds", type=int, default=1_500)
+    parser.add_argument("--rounds", type=int, default=1_100)
     args = parser.parse_args()
     with (
         tempfile.TemporaryDirectory(prefix="bench-abandoned-") as tmp,
