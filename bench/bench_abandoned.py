@@ -194,7 +194,7 @@ async def measure(name: str, play: Play, pid: int, data_dir: Path, rounds: int) 
     await asyncio.sleep(1.5)  # the snapshot these entries triggered is stored
     seq, packed, text = await snapshot_size(data_dir)
     found = await gauges(play.client)
-    row = {
+    row: dict[str, Any] = {
         "phase": name,
         "rss_mib": rss_mib(pid),
         "snapshot_seq": seq,
@@ -208,7 +208,7 @@ async def measure(name: str, play: Play, pid: int, data_dir: Path, rounds: int) 
     }
     print(
         f"{name:<10} RSS {row['rss_mib']:6.1f} MiB  "
-        f"blocks {float(row['allocated_blocks']) / 1e6:5.2f} M  "
+        f"blocks {row['allocated_blocks'] / 1e6:5.2f} M  "
         f"snapshot@{seq:<6} "
         f"{row['snapshot_packed_kib']:8.1f} KiB packed {row['snapshot_json_kib']:9.1f} KiB JSON  "
         f"open {row['open_rounds']:>6.0f}  expired {row['expired']:>6.0f}  "
