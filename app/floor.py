@@ -148,13 +148,24 @@ class Floor(_Section):
     hold_ms: StrictInt = Field(default=2_000, ge=0)
     round_timeout_ms: StrictInt = Field(default=180_000, ge=1)
     max_clock_skew_ms: StrictInt = Field(default=2_000, ge=0)
+    # A round open this many round timeouts with no outcome or void is expired
+    # (jackpot/expiry.py); a table holds at most max_open_rounds open rounds.
+    expire_after: StrictInt = Field(default=10, ge=2)
+    max_open_rounds: StrictInt = Field(default=1_000, ge=1)
+    # Settled, void and expired rounds are kept in memory this long (then the journal).
+    retain_ms: StrictInt = Field(default=900_000, ge=0)
     dual_control: StrictBool = False  # a supervisor's change needs a second supervisor
     links: tuple[LinkSection, ...] = ()
     tables: tuple[TableSection, ...] = ()
     operators: tuple[OperatorSection, ...] = ()
 
     def timing(self) -> Timing:
-        return Timing(self.hold_ms, self.round_timeout_ms, self.max_clock_skew_ms)
+        return Timing(
+            self.hold_ms,
+            self.round_timeout_ms,
+            self.max_clock_skew_ms,
+            self.expire_after * self.round_timeout_ms,
+        )
 
     def link_configs(self) -> tuple[LinkConfig, ...]:
         """The links as the domain (jackpot.config) takes them."""

@@ -28,7 +28,7 @@ from app.service import FloorConfig, Service, TableConfig
 from app.settings import Settings
 from app.table_route import TableEventRoute, table_endpoints
 from app.writer import Writer
-from jackpot.config import LinkConfig, MeterConfig, Timing
+from jackpot.config import LinkConfig, MeterConfig
 from jackpot.money import Money
 from tables.bets import TableSettings
 from tables.games import game
@@ -63,8 +63,15 @@ def floor_config(floor: FloorFile) -> tuple[FloorConfig, Tokens]:
         principals[t.token_sha256] = Principal("table", t.id)
     for op in floor.operators:
         principals[op.token_sha256] = Principal(op.role, op.name)
-    timing = Timing(floor.hold_ms, floor.round_timeout_ms, floor.max_clock_skew_ms)
-    config = FloorConfig(floor.currency, timing, links, tables, floor.dual_control)
+    config = FloorConfig(
+        floor.currency,
+        floor.timing(),
+        links,
+        tables,
+        floor.dual_control,
+        retain_ms=floor.retain_ms,
+        max_open_rounds=floor.max_open_rounds,
+    )
     return config, Tokens(principals)
 
 

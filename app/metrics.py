@@ -22,6 +22,7 @@ refused with a 503; `discard` drops it when the writer applies the group again. 
 from __future__ import annotations
 
 import logging
+import sys
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -237,6 +238,13 @@ class Metrics:
                 counts[(link,)] = flagged if stale else len(state.open_rounds) - flagged
             return counts
 
+        def table_rounds() -> dict[tuple[str, ...], Value]:
+            floor = writer.service.floor
+            return {(table,): floor.open_count(table) for table in writer.service.config.tables}
+
+        def expired() -> dict[tuple[str, ...], Value]:
+            return {(table,): n for table, n in writer.service.floor.expired.items()}
+
         def meter_values() -> dict[tuple[str, ...], Value]:
             floor = writer.service.floor
             return {
@@ -250,6 +258,13 @@ class Metrics:
             return {(link,): state.sequence for link, state in floor.links.items()}
 
         self.read("jackpot_writer_queue_depth", "Requests waiting for the writer", queue_depth)
+        # The live Python objects' memory: RSS keeps the allocator's arenas once grown, so
+        # a leak (or memory given back, e.g. by expired rounds) shows here, not there.
+        self.read(
+            "jackpot_python_allocated_blocks",
+            "Memory blocks allocated by the interpreter (sys.getallocatedblocks)",
+            sys.getallocatedblocks,
+        )
         self.read(
             "jackpot_journal_seq", "Journal length: seq of the last entry", lambda: writer.seq
         )
@@ -288,6 +303,20 @@ class Metrics:
             "Rounds open longer than round_timeout (flagged to operators)",
             lambda: rounds(stale=True),
             labels=("link",),
+        )
+        self.read(
+            "jackpot_table_open_rounds",
+            "Rounds with bets and no outcome or void at the table, jackpot wager or not "
+            "(bets are refused beyond the floor's max_open_rounds)",
+            table_rounds,
+            labels=("table",),
+        )
+        self.read(
+            "jackpot_expired_rounds",
+            "Rounds expired: open longer than expire_after with no outcome or void",
+            expired,
+            labels=("table",),
+            kind="counter",
         )
         self.read(
             "jackpot_meter_value",

@@ -45,13 +45,17 @@ async def reconciliation(
     service = Service(config)
     opening: dict[tuple[str, str], Ledger] | None = None
     seq, head, count = 0, "0" * 64, 0
+    expired: list[dict[str, Any]] = []
     async with contextlib.aclosing(journal.read(0)) as rows:  # type: ignore[type-var]
         async for entry in rows:
             if entry.recorded_at_ms >= end:
                 break
             if opening is None and entry.recorded_at_ms >= start:
                 opening = _ledgers(service)
-            service.apply(json.loads(entry.entry))
+            data = json.loads(entry.entry)
+            service.apply(data)
+            if data["kind"] == "expire" and entry.recorded_at_ms >= start:
+                expired.extend(expired_rows(service, data))
             seq, head, count = entry.seq, entry.hash, count + 1
             if count % 2_000 == 0:
                 await asyncio.sleep(0)  # a long report never holds up the writer's loop
@@ -77,7 +81,33 @@ async def reconciliation(
         "to": format_time(end) if end < 2**61 else None,
         "journal": {"seq": seq, "entries": count, "head": head},
         "meters": meters,
+        # Rounds open longer than expire_after with no outcome or void: their
+        # contributions stay on the meters (a void by the table would reverse them).
+        "expired_rounds": {"count": len(expired), "rounds": expired[:EXPIRED_LISTED]},
     }
+
+
+EXPIRED_LISTED = 1_000  # the report lists at most this many expired rounds (all are counted)
+
+
+def expired_rows(service: Service, entry: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rounds an expire entry named, as the state has them right after it."""
+    rows = []
+    for table, round_id in entry["rounds"]:
+        rnd = service.floor.rounds[(table, round_id)]
+        boxes = [b for b in rnd.boxes.values() if not b.voided]
+        rows.append(
+            {
+                "table": table,
+                "round": round_id,
+                "link": rnd.link,
+                "closed_at": format_time(rnd.closed_at),
+                "expired_at": format_time(entry["now"]),
+                "contribution": format_money(sum(b.contribution for b in boxes)),
+                "reserve": format_money(sum(b.reserve for b in boxes)),
+            }
+        )
+    return rows
 
 
 def to_csv(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> str:

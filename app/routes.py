@@ -303,7 +303,8 @@ async def archived_round(writer: Writer, table: str, round_id: str) -> dict[str,
             view[kind] = orjson.loads(row.answer)
     if "bets" not in view:
         raise UnknownError(f"no bets were recorded for round {round_id!r} at table {table!r}")
-    view["state"] = "void" if "void" in view else "settled" if "outcome" in view else "open"
+    # An open round is never pruned: one with neither outcome nor void was expired.
+    view["state"] = "void" if "void" in view else "settled" if "outcome" in view else "expired"
     awards = [
         a for a in writer.service.floor.awards.values() if (a.table, a.round) == (table, round_id)
     ]

@@ -19,6 +19,7 @@ from jackpot.commands import (
     CloseBets,
     Command,
     Correct,
+    Expire,
     Finalize,
     FixedAward,
     MeterClaim,
@@ -28,7 +29,8 @@ from jackpot.commands import (
     VoidRound,
 )
 from jackpot.config import LinkConfig, Timing
-from jackpot.errors import StateConflictError, UnknownError
+from jackpot.errors import OpenRoundsLimitError, StateConflictError, UnknownError
+from jackpot.expiry import expired_error
 from jackpot.floor import FinalizeResult, Floor, Result
 from jackpot.money import Money, format_money
 from tables.bets import BetDecision, BoxBet, Draws, RandomSource, TableSettings, check_bets, draw
@@ -54,6 +56,9 @@ class FloorConfig:
     dual_control: bool = False
     # Settled rounds stay in memory this long (then the journal answers for them).
     retain_ms: int = 900_000
+    # A table may hold this many rounds with bets and no outcome or void; beyond it, its
+    # bets are refused (409) until some settle, are void or expire (jackpot/expiry.py).
+    max_open_rounds: int = 1_000
 
 
 @dataclass(slots=True)
@@ -97,6 +102,13 @@ class Service:
         self, table: str, round_id: str, body: dict[str, Any], now: int, rng: RandomSource
     ) -> dict[str, Any]:
         settings = self.table(table).settings
+        limit = self.config.max_open_rounds
+        if self.floor.open_count(table, at_least=limit) >= limit:
+            raise OpenRoundsLimitError(
+                f"table {table!r} has {limit} open rounds (bets and no outcome or void), "
+                f"the floor's max_open_rounds: post their outcomes or void them (a round "
+                f"open longer than {self.config.timing.expire_after_ms} ms expires)"
+            )
         # The amounts are Money already (BetsRequest.domain parsed them).
         bets = [
             BoxBet(b["box"], b["ante"], b["jackpot"], b["jackpot_dealer"], b["player"])
@@ -124,6 +136,8 @@ class Service:
         rnd = self.floor.round(table, round_id)
         if rnd.state == "void":
             raise StateConflictError(f"round {round_id!r} is void")
+        if rnd.state == "expired":
+            raise expired_error(rnd, self.config.timing)
         if rnd.state != "open":
             raise StateConflictError(f"round {round_id!r} already has an outcome")
         extras = self.extras[(table, round_id)]
@@ -260,6 +274,8 @@ class Service:
             )
         if kind == "finalize":
             return Finalize(now)
+        if kind == "expire":
+            return Expire(now, tuple((str(t), str(r)) for t, r in entry["rounds"]))
         if kind == "seed":
             return SetSeed(
                 entry["link"],

@@ -44,7 +44,7 @@ from app.service import FloorConfig, Service
 from app.snapshots import dump_text, load_service
 from app.views import bets_answer, outcome_answer, void_answer
 from jackpot.errors import JackpotError
-from jackpot.floor import FinalizeResult, VoidResult
+from jackpot.floor import ExpireResult, FinalizeResult, VoidResult
 from jackpot.meter import Meter
 from jackpot.money import CENT, RATE_SCALE, Money, format_exact
 from jackpot.records import FINAL, PENDING, VOID, AwardRecord, CorrectionRecord, ResetRecord
@@ -137,6 +137,7 @@ class Report:
     discrepancy_count: int
     first_seq: int = 1  # the first entry this run replayed (after a checkpoint: seq + 1)
     checkpoint: Checkpoint | None = None  # where the next run may start (clean runs only)
+    expired_rounds: int = 0  # open too long with no outcome (jackpot/expiry.py)
 
     @property
     def ok(self) -> bool:
@@ -168,6 +169,7 @@ class Verifier:
         # Settled rounds are pruned from the state after a while (jackpot/floor.py): the
         # counts are kept here, as the entries go by.
         self.rounds = self.void_rounds = self.fixed_awards = self.fixed_total = 0
+        self.expired_rounds = 0
         self.first_seq = 1
         self.checkpoint: Checkpoint | None = None
         operator: Handler = self._operator
@@ -176,6 +178,7 @@ class Verifier:
             "outcome": self._outcome,
             "void": self._void,
             "finalize": self._finalize,
+            "expire": self._expire,
             **{kind: operator for kind in ("seed", "reset", "correct")},
             **{kind: operator for kind in ("propose", "approve", "reject")},
         }
@@ -448,6 +451,25 @@ class Verifier:
                     expected[link],
                 )
 
+    def _expire(self, row: JournalRow, entry: dict[str, Any]) -> Iterable[str]:
+        result = self._apply(row, entry)
+        if row.answer is not None:
+            self._flag(row, "answer: an expire entry answers no one", row.answer, None)
+        if not isinstance(result, ExpireResult):
+            return ()
+        self.expired_rounds += len(result.rounds)
+        after = self.service.config.timing.expire_after_ms
+        for rnd in result.rounds:
+            if entry["now"] - rnd.received_at <= after:
+                self._flag(
+                    row,
+                    f"expire: round {rnd.table}/{rnd.round} was open only "
+                    f"{entry['now'] - rnd.received_at} ms, not more than expire_after",
+                    entry["now"] - rnd.received_at,
+                    after,
+                )
+        return ()
+
     def _operator(self, row: JournalRow, entry: dict[str, Any]) -> Iterable[str]:
         inner = entry.get("change", entry)  # dual control: the change proposed
         if entry["kind"] == "approve":
@@ -632,6 +654,7 @@ class Verifier:
             kinds=dict(self.kinds),
             rounds=self.rounds,
             void_rounds=self.void_rounds,
+            expired_rounds=self.expired_rounds,
             meter_awards=states[FINAL],
             pending_awards=states[PENDING],
             fixed_awards=self.fixed_awards,
@@ -908,6 +931,7 @@ def merge(reports: list[Report]) -> Report:
         kinds=dict(kinds),
         rounds=sum(r.rounds for r in reports),
         void_rounds=sum(r.void_rounds for r in reports),
+        expired_rounds=sum(r.expired_rounds for r in reports),
         meter_awards=last.meter_awards,
         pending_awards=last.pending_awards,
         fixed_awards=sum(r.fixed_awards for r in reports),
@@ -1005,7 +1029,8 @@ def format_report(report: Report, *, shown: int = 50) -> str:
             "and meter totals since the floor began"
         )
     lines.append(
-        f"rounds: {report.rounds:,} ({report.void_rounds:,} void); meter awards: "
+        f"rounds: {report.rounds:,} ({report.void_rounds:,} void, "
+        f"{report.expired_rounds:,} expired); meter awards: "
         f"{report.meter_awards:,} final, {report.pending_awards:,} pending; fixed awards: "
         f"{report.fixed_awards:,} totalling {format_exact(report.fixed_total)}"
     )

@@ -47,6 +47,7 @@ from tables.errors import TablesError
 log = logging.getLogger("jackpot.writer")
 
 GENESIS = "0" * 64
+EXPIRE_BATCH = 1_000  # rounds named by one expire entry
 
 
 class Broadcast(Protocol):
@@ -308,6 +309,9 @@ class Writer:
         if floor.done:
             prune = floor.done[0][0] + floor.retain_ms + 1
             due = prune if due is None else min(due, prune)
+        expiry = floor.expire_due()
+        if expiry is not None:
+            due = expiry if due is None else min(due, expiry)
         if due is None:
             return None
         return max(0.0, (due - now) / 1000)
@@ -372,6 +376,7 @@ class Writer:
                 r.id for r in result.finalized if isinstance(r, AwardRecord)
             )
             group.links.update(r.link for r in result.finalized)
+        self._expire(now, group)
         group.staged = self.metrics.take()
         return group
 
@@ -537,6 +542,16 @@ class Writer:
             answer=None if answer is None else canonical_json(answer),
             hash=self.head,
         )
+
+    def _expire(self, now: int, group: Group) -> None:
+        """Rounds open longer than expire_after leave the open set (jackpot/expiry.py): an
+        entry naming them, with the server time, so replay never reads the clock. At most
+        EXPIRE_BATCH an entry; the timer comes back at once for the rest."""
+        rounds = self.service.floor.expirable(now, EXPIRE_BATCH)
+        if rounds:
+            entry = {"kind": "expire", "now": now, "rounds": [list(key) for key in rounds]}
+            self.service.apply(entry)
+            group.rows.append(self._row(entry, None, None, None))
 
     def _finalize_due(self, now: int) -> bool:
         floor = self.service.floor

@@ -88,6 +88,15 @@ class Finalize:
 
 
 @dataclass(frozen=True, slots=True)
+class Expire:
+    """Rounds open longer than expire_after with no outcome or void (the writer's timer
+    picks them, by their received_at): they leave the open set, their contributions stay."""
+
+    now: int
+    rounds: tuple[tuple[str, str], ...]  # (table, round)
+
+
+@dataclass(frozen=True, slots=True)
 class SetSeed:
     link: str
     meter: str
@@ -132,4 +141,4 @@ class Correct:
     version: int = SEMANTICS
 
 
-Command = CloseBets | RecordOutcome | VoidRound | Finalize | SetSeed | ResetMeter | Correct
+Command = CloseBets | RecordOutcome | VoidRound | Finalize | Expire | SetSeed | ResetMeter | Correct

@@ -31,3 +31,6 @@ class Timing:
     hold_ms: int = 2_000
     round_timeout_ms: int = 180_000
     max_clock_skew_ms: int = 2_000
+    # A round open this long with no outcome or void is expired (jackpot/expiry.py): the
+    # floor file's expire_after (a number of round timeouts) times round_timeout_ms.
+    expire_after_ms: int = 1_800_000

@@ -30,3 +30,7 @@ class StaleRoundError(InvalidCommandError):
 
 class StateConflictError(JackpotError):
     """A command that the round's or meter's state forbids: void after final award (409)."""
+
+
+class OpenRoundsLimitError(StateConflictError):
+    """A table already holds the floor's max_open_rounds rounds with no outcome (409)."""

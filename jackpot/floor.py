@@ -14,6 +14,7 @@ from jackpot.commands import (
     CloseBets,
     Command,
     Correct,
+    Expire,
     Finalize,
     RecordOutcome,
     ResetMeter,
@@ -28,9 +29,11 @@ from jackpot.errors import (
     StateConflictError,
     UnknownError,
 )
+from jackpot.expiry import OpenRounds, expired_error
 from jackpot.link import Link, applied_contribution, apply_event, reverse_contribution
 from jackpot.money import RATE_SCALE, Money
 from jackpot.records import (
+    EXPIRED,
     FINAL,
     OPEN,
     PENDING,
@@ -73,11 +76,17 @@ class FinalizeResult:
     reversed: tuple[str, ...] = ()  # "table/round/box": voided contributions now reversed
 
 
+@dataclass(frozen=True, slots=True)
+class ExpireResult:
+    rounds: tuple[RoundRecord, ...]
+
+
 Result = (
     BetsResult
     | OutcomeResult
     | VoidResult
     | FinalizeResult
+    | ExpireResult
     | SeedChange
     | ResetRecord
     | CorrectionRecord
@@ -102,6 +111,8 @@ class Floor:
         self.seed_changes: list[SeedChange] = []
         self.corrections: list[CorrectionRecord] = []
         self.now = -(2**62)  # the latest server time seen: never goes back
+        self.expired: dict[str, int] = {}  # table -> rounds expired there, ever
+        self._open: OpenRounds | None = None  # derived: built from `rounds` when first asked
 
     # -- dispatch ------------------------------------------------------------------
 
@@ -118,7 +129,12 @@ class Floor:
 
     def _dispatch(self, command: Command) -> Result:
         if isinstance(command, CloseBets):
-            return self.close_bets(command)
+            bets = self.close_bets(command)
+            if self._open is not None:
+                self._open.add(bets.round)
+            return bets
+        if isinstance(command, Expire):
+            return self.expire(command)
         if isinstance(command, RecordOutcome):
             return self.record_outcome(command)
         if isinstance(command, Finalize):
@@ -219,6 +235,8 @@ class Floor:
         rnd = self.round(cmd.table, cmd.round)
         if rnd.state == VOID:
             raise StateConflictError(f"round {cmd.round!r} is void")
+        if rnd.state == EXPIRED:
+            raise expired_error(rnd, timing)
         if rnd.state == SETTLED:
             raise StateConflictError(f"round {cmd.round!r} already has an outcome")
         link = self.links[rnd.link] if rnd.link is not None else None
@@ -447,6 +465,50 @@ class Floor:
             del self.rounds[(table, round_id)]
             pruned.append((table, round_id))
         return tuple(pruned)
+
+    # -- expiry (jackpot/expiry.py) ---------------------------------------------------
+
+    def expire(self, cmd: Expire) -> ExpireResult:
+        """The rounds leave the open set: they hold no award back, a later outcome is
+        refused, and they are pruned after retain_ms like a settled round. Their
+        contributions stay on the meters (they were on display, 4.5.1); a void still
+        reverses them, at the current position."""
+        records: list[RoundRecord] = []
+        seen: set[tuple[str, str]] = set()
+        for i, (table, round_id) in enumerate(cmd.rounds):
+            rnd = self.round(table, round_id)
+            if rnd.state != OPEN or (table, round_id) in seen:
+                raise StateConflictError(
+                    f"round {round_id!r} at table {table!r} is {rnd.state}, not open",
+                    ("rounds", i),
+                )
+            records.append(rnd)
+            seen.add((table, round_id))
+        for rnd in records:
+            rnd.state = EXPIRED
+            if rnd.link is not None:
+                self.links[rnd.link].open_rounds.pop((rnd.table, rnd.round), None)
+            self.done.append((self.now, rnd.table, rnd.round))
+            self.expired[rnd.table] = self.expired.get(rnd.table, 0) + 1
+        return ExpireResult(tuple(records))
+
+    def open_index(self) -> OpenRounds:
+        if self._open is None:
+            self._open = OpenRounds(self.rounds)
+        return self._open
+
+    def expirable(self, now: int, limit: int) -> list[tuple[str, str]]:
+        """Up to `limit` open rounds received more than expire_after before `now`."""
+        return self.open_index().older_than(self.rounds, now - self.timing.expire_after_ms, limit)
+
+    def expire_due(self) -> int | None:
+        """The server time at which the oldest open round may be expired."""
+        oldest = self.open_index().oldest(self.rounds)
+        return None if oldest is None else oldest + self.timing.expire_after_ms + 1
+
+    def open_count(self, table: str, at_least: int = 0) -> int:
+        """The table's open rounds (exact once the count reaches `at_least`)."""
+        return self.open_index().count(self.rounds, table, at_least)
 
     def due_at(self) -> int | None:
         """When the next pending award or reset could become final (server time)."""

@@ -9,6 +9,8 @@ from jackpot.meter import Funding
 from jackpot.timeline import Event
 
 OPEN, SETTLED, VOID = "open", "settled", "void"
+# Open longer than expire_after with no outcome: out of the open set; a void still reverses it.
+EXPIRED = "expired"
 PENDING, FINAL = "pending", "final"
 
 

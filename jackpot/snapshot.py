@@ -153,6 +153,7 @@ def dump(floor: Floor) -> dict[str, Any]:
         "seed_changes": [_plain(c, ()) for c in floor.seed_changes],
         "corrections": [_plain(c, ()) for c in floor.corrections],
         "done": [list(d) for d in floor.done],
+        "expired": floor.expired,
         # Events are shared by the heap and the records: listed once, as "link:serial".
         "events": {name: _event(e) for name, e in sorted(events.items())},
     }
@@ -235,6 +236,7 @@ def load(
     floor.seed_changes = [SeedChange(**c) for c in data["seed_changes"]]
     floor.corrections = [CorrectionRecord(**c) for c in data["corrections"]]
     floor.done = deque((int(t), str(a), str(b)) for t, a, b in data["done"])
+    floor.expired = dict(data.get("expired", {}))  # absent from snapshots before expiry
     return floor
 
 
