@@ -43,10 +43,9 @@ class GatedJournal(MemoryJournal):
         self.waiting = 0  # appends held at the gate
         self.appended: list[list[str]] = []  # each successful append: its rows' keys or kinds
         self.committed: list[JournalRow] = []  # every row appended, in order
-        # An append whose rows this says yes to fails (nothing written); `lands` when set:
-        # it is written, then fails as a connection lost after COMMIT would.
+        # An append whose rows this says yes to fails (nothing written).
         self.fail_on: Callable[[Sequence[JournalRow]], bool] = lambda rows: False
-        self.lands = False
+        self.land_next = False  # the next append is written, then fails (lost after COMMIT)
 
     async def append(self, rows: Sequence[JournalRow]) -> None:
         self.waiting += 1
@@ -57,11 +56,12 @@ class GatedJournal(MemoryJournal):
         if self.fail_next:
             self.fail_next = False
             raise JournalUnavailable("connection lost")
-        if self.fail_on(rows) and not self.lands:
+        if self.fail_on(rows):
             raise JournalUnavailable("connection lost")
         await super().append(rows)
         self.committed.extend(rows)
-        if self.fail_on(rows):
+        if self.land_next:
+            self.land_next = False
             raise JournalUnavailable("connection lost after COMMIT")
         self.appended.append([row.idem_key or row.kind for row in rows])
 
@@ -428,13 +428,105 @@ async def test_a_commit_that_landed_though_it_failed_shows_its_win_final_once() 
         h.clock.now += 3_000
         assert await outcome(w.submit("outcome", "T01", "R1", royal_flush_outcome())) == 201
         assert screens.wins == [(AWARD, "pending", "pending")]
-        h.journal.lands = True
-        h.journal.fail_on = lambda rows: any(row.idem_key == "T01|R2|outcome" for row in rows)
+        h.journal.land_next = True
         assert await outcome(w.submit("outcome", "T01", "R2", losing_outcome())) is Unavailable
-        h.journal.fail_on = lambda rows: False
+        assert h.journal.committed[-2].idem_key == "T01|R2|outcome"  # and its finalize
         assert await outcome(h.post("R3", bets(h.clock.now))) == 201  # reads the journal first
         assert screens.wins == [(AWARD, "pending", "pending"), (AWARD, "final", "final")]
         await state_is_the_journals(w, h.journal)
+
+
+Play = tuple[str, int]  # (what, round or ms)
+
+_requests = st.tuples(
+    st.sampled_from(["bets", "bets", "win", "win", "lose", "void"]), st.integers(1, 2)
+)
+_ticks = st.tuples(st.just("tick"), st.sampled_from([0, 500, 2_500]))
+_controls = st.tuples(st.sampled_from(["hold", "open", "fail", "land", "pause"]), st.just(0))
+# Weighted towards requests, so that most schedules claim and finalise some wins.
+plays = st.lists(
+    st.one_of(_requests, _requests, _requests, _requests, _ticks, _ticks, _controls),
+    min_size=3,
+    max_size=30,
+)
+
+
+def royal_flush_at(at: int) -> dict[str, Any]:
+    boxes = [
+        {"box": 1, "dealt_at": format_time(at), "cards": ["AH", "KH", "QH", "JH", "TH"]},
+        {"box": 2, "dealt_at": format_time(at), "cards": ["2C", "7D", "9H", "JS", "4C"]},
+    ]
+    return OutcomeRequest.model_validate({"boxes": boxes}).domain()
+
+
+async def run_plays(schedule: list[Play]) -> None:
+    async with Harness() as h:
+        w = h.writer
+        screens = Screens(h.journal)
+        w.broadcast = screens
+        tasks: list[asyncio.Task[Any]] = []
+        closed: dict[int, int] = {}  # round -> its bets' closed_at: its hands are dealt then
+        for what, n in schedule:
+            if what == "bets":
+                closed.setdefault(n, h.clock.now)
+                tasks.append(h.post(f"R{n}", bets(closed[n])))
+            elif what in ("win", "lose"):
+                made = royal_flush_at if what == "win" else losing_outcome
+                body = made(closed.get(n, h.clock.now))
+                tasks.append(asyncio.create_task(w.submit("outcome", "T01", f"R{n}", body)))
+            elif what == "void":
+                body = {"reason": "foreign card found (5.8.1)"}
+                tasks.append(asyncio.create_task(w.submit("void", "T01", f"R{n}", body)))
+            elif what == "tick":  # once the writer has taken what was posted before
+                await until(lambda: w.queue.empty(), "the queue is taken")
+                for _ in range(3):
+                    await asyncio.sleep(0)
+                h.clock.now += n
+            elif what == "hold":
+                h.journal.gate.clear()
+            elif what == "open":
+                h.journal.gate.set()
+            elif what == "fail":
+                h.journal.fail_next = True
+            elif what == "land":
+                h.journal.land_next = True
+            await asyncio.sleep(0)  # and "pause": the writer runs a little
+        h.journal.gate.set()
+        h.journal.fail_next = h.journal.land_next = False
+        for task in tasks:
+            await outcome(task)
+        # Every round gets its outcome, well past `hold`: every award the journal keeps
+        # is made final by a committed entry (the first post reads a landed commit).
+        h.clock.now += 3_000
+        for n in range(1, 4):
+            body = losing_outcome(closed.get(n, h.clock.now))
+            await outcome(w.submit("outcome", "T01", f"R{n}", body))
+        h.clock.now += 3_000
+        await outcome(h.post("R9", bets(h.clock.now)))
+        journal_says = replayed(h.journal.committed).floor.awards
+        for award, sent, held in screens.wins:
+            assert sent == held, (award, sent, held)  # sent once the journal says so
+        for award in {a for a, _, _ in screens.wins} | set(journal_says):
+            states = [sent for a, sent, _ in screens.wins if a == award]
+            state = journal_says[award].state if award in journal_says else None
+            if state == "final":
+                assert states in (["pending", "final"], ["final"]), (award, states)
+            elif state == "void":  # cancelled while pending (nothing says so to displays)
+                assert states in (["pending"], []), (award, states)
+            else:
+                assert state is None and states == [], (award, states)
+        await state_is_the_journals(w, h.journal)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schedule=plays)
+def test_any_schedule_shows_each_win_pending_at_most_once_and_final_once_when_committed(
+    schedule: list[Play],
+) -> None:
+    """DESIGN.md "Broadcast", under any mix of claims, voids, held, failed and landed
+    commits: every win message is sent when the journal holds its award in that state;
+    an award the journal made final is shown final exactly once, pending at most once."""
+    asyncio.run(run_plays(schedule))
 
 
 # -- any schedule of requests, held commits and failed commits ------------------------------
