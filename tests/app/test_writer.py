@@ -24,7 +24,7 @@ from app.schemas import BetsRequest, OutcomeRequest
 from app.service import Service
 from app.snapshots import dump_text
 from app.timefmt import format_time
-from app.views import outcome_answer, round_view
+from app.views import meters, outcome_answer, round_view
 from app.writer import Conflict, Unavailable, Writer, _sha
 from tests.app.test_api import DEMO, Clock
 from tests.app.test_snapshots import replayed
@@ -42,6 +42,10 @@ class GatedJournal(MemoryJournal):
         self.fail_next = False
         self.waiting = 0  # appends held at the gate
         self.appended: list[list[str]] = []  # each successful append: its rows' keys or kinds
+        self.committed: list[JournalRow] = []  # every row appended, in order
+        # An append whose rows this says yes to fails (nothing written).
+        self.fail_on: Callable[[Sequence[JournalRow]], bool] = lambda rows: False
+        self.land_next = False  # the next append is written, then fails (lost after COMMIT)
 
     async def append(self, rows: Sequence[JournalRow]) -> None:
         self.waiting += 1
@@ -52,7 +56,13 @@ class GatedJournal(MemoryJournal):
         if self.fail_next:
             self.fail_next = False
             raise JournalUnavailable("connection lost")
+        if self.fail_on(rows):
+            raise JournalUnavailable("connection lost")
         await super().append(rows)
+        self.committed.extend(rows)
+        if self.land_next:
+            self.land_next = False
+            raise JournalUnavailable("connection lost after COMMIT")
         self.appended.append([row.idem_key or row.kind for row in rows])
 
 
@@ -294,6 +304,229 @@ async def test_an_award_made_final_by_an_uncommitted_entry_is_shown_pending(fail
         journal_says = replayed(await journal_rows(h.journal)).floor.awards
         assert journal_says["T01/R1/1/player"].state == "final"
         await state_is_the_journals(w, h.journal)
+
+
+# -- what displays are told: only what is committed, each win's states once -----------------
+
+AWARD = "T01/R1/1/player"
+
+
+def losing_outcome(at: int = NOW + 7) -> dict[str, Any]:
+    boxes = [
+        {"box": 1, "dealt_at": format_time(at), "cards": ["2C", "7D", "9H", "JS", "4C"]},
+        {"box": 2, "dealt_at": format_time(at), "cards": ["3C", "8D", "TH", "QS", "5C"]},
+    ]
+    return OutcomeRequest.model_validate({"boxes": boxes}).domain()
+
+
+class Screens:
+    """The writer's Broadcast, as a display would see it: each win with its award's state
+    in the journal at the moment it was sent, each meters call with the journal's values."""
+
+    def __init__(self, journal: GatedJournal) -> None:
+        self.journal = journal
+        self.wins: list[tuple[str, object, str | None]] = []  # (award, sent state, journal's)
+        self.meters_sent: list[tuple[dict[str, str], dict[str, str]]] = []  # (sent, journal's)
+
+    def meters(self, link: str, values: dict[str, str]) -> None:
+        journal = replayed(self.journal.committed)
+        held = {m["meter"]: m["value"] for m in meters(journal, link)}
+        self.meters_sent.append((dict(values), held))
+
+    def win(self, link: str, win: dict[str, object]) -> None:
+        award = str(win["award_id"])
+        held = replayed(self.journal.committed).floor.awards.get(award)
+        self.wins.append((award, win["state"], None if held is None else held.state))
+
+    def status(self, link: str | None, status: str, detail: str = "") -> None:
+        return None
+
+
+async def test_a_win_final_in_the_group_of_its_claim_is_shown_final_once_after_its_commit() -> None:
+    """Issue 16.2, DESIGN.md "Broadcast": a royal flush posted more than `hold` after its
+    deal, nothing else open on the link: its claim and the finalize entry that makes it
+    final are one group; displays get one `final`, sent once the journal has it final."""
+    async with Harness() as h:
+        screens = Screens(h.journal)
+        h.writer.broadcast = screens
+        assert await outcome(h.post("R1", bets())) == 201
+        h.clock.now += 3_000
+        status, answer = await h.writer.submit("outcome", "T01", "R1", royal_flush_outcome())
+        assert [a["state"] for a in answer["awards"] if a["kind"] == "meter"] == ["final"]
+        assert screens.wins == [(AWARD, "final", "final")]
+
+
+@pytest.mark.parametrize("fails", [False, True], ids=["committed", "failed"])
+async def test_a_win_is_shown_pending_once_then_final_once_after_the_entry_that_made_it_final(
+    fails: bool,
+) -> None:
+    """Issue 16.2: the claim's group is committed while the group gathered behind it holds
+    the finalize entry that makes the award final. The claim's commit shows it `pending`
+    (not the `final` already applied behind it); `final` comes once, with the commit of the
+    entry that made it final; a failed commit shows nothing of its group."""
+    async with Harness() as h:
+        w = h.writer
+        screens = Screens(h.journal)
+        w.broadcast = screens
+        assert await outcome(h.post("R1", bets())) == 201
+        assert await outcome(h.post("R2", bets())) == 201  # open: holds R1's win pending
+        h.clock.now += 3_000
+        h.journal.gate.clear()
+        claim = asyncio.create_task(w.submit("outcome", "T01", "R1", royal_flush_outcome()))
+        await until(lambda: h.journal.waiting == 1, "the claim's append is held")
+        assert w.service.floor.awards[AWARD].state == "pending"
+        h.journal.fail_on = lambda rows: (
+            fails and any(row.idem_key == "T01|R2|outcome" for row in rows)
+        )
+        closes = asyncio.create_task(w.submit("outcome", "T01", "R2", losing_outcome()))
+        await until(lambda: w.service.floor.awards[AWARD].state == "final", "R1's win finalised")
+        h.journal.gate.set()
+        assert await outcome(claim) == 201
+        assert await outcome(closes) == (Unavailable if fails else 201)
+        if fails:
+            assert screens.wins == [(AWARD, "pending", "pending")]
+            h.journal.fail_on = lambda rows: False
+            assert await outcome(w.submit("outcome", "T01", "R2", losing_outcome())) == 201
+        assert screens.wins == [(AWARD, "pending", "pending"), (AWARD, "final", "final")]
+        await state_is_the_journals(w, h.journal)
+
+
+@pytest.mark.parametrize("fails", [False, True], ids=["committed", "failed"])
+async def test_meters_shown_to_displays_are_the_journals(fails: bool) -> None:
+    """DESIGN.md "Broadcast": displays may lag the writer, never lead the journal: a
+    commit shows the meters as its own entries leave them, not with the contributions of
+    the group gathered behind it (which may yet fail)."""
+    async with Harness() as h:
+        screens = Screens(h.journal)
+        h.writer.broadcast = screens
+        h.journal.gate.clear()
+        first = h.post("R1", bets())
+        await until(lambda: h.journal.waiting == 1, "the first append is held")
+        h.journal.fail_on = lambda rows: (
+            fails and any(row.idem_key == "T01|R2|bets" for row in rows)
+        )
+        behind = h.post("R2", bets())
+        await until(lambda: h.applied("R2"), "the bets behind it are applied")
+        h.journal.gate.set()
+        assert await outcome(first) == 201
+        assert await outcome(behind) == (Unavailable if fails else 201)
+        assert screens.meters_sent, "the commit announced its meters"
+        for sent, held in screens.meters_sent:
+            assert sent == held
+
+
+async def test_a_commit_that_landed_though_it_failed_shows_its_win_final_once() -> None:
+    """A COMMIT can land and still fail (the connection broke after it): the writer reads
+    the journal's rows beyond its own before the next group; the award they made final is
+    shown final then, once."""
+    async with Harness() as h:
+        w = h.writer
+        screens = Screens(h.journal)
+        w.broadcast = screens
+        assert await outcome(h.post("R1", bets())) == 201
+        assert await outcome(h.post("R2", bets())) == 201
+        h.clock.now += 3_000
+        assert await outcome(w.submit("outcome", "T01", "R1", royal_flush_outcome())) == 201
+        assert screens.wins == [(AWARD, "pending", "pending")]
+        h.journal.land_next = True
+        assert await outcome(w.submit("outcome", "T01", "R2", losing_outcome())) is Unavailable
+        assert h.journal.committed[-2].idem_key == "T01|R2|outcome"  # and its finalize
+        assert await outcome(h.post("R3", bets(h.clock.now))) == 201  # reads the journal first
+        assert screens.wins == [(AWARD, "pending", "pending"), (AWARD, "final", "final")]
+        await state_is_the_journals(w, h.journal)
+
+
+Play = tuple[str, int]  # (what, round or ms)
+
+_requests = st.tuples(
+    st.sampled_from(["bets", "bets", "win", "win", "lose", "void"]), st.integers(1, 2)
+)
+_ticks = st.tuples(st.just("tick"), st.sampled_from([0, 500, 2_500]))
+_controls = st.tuples(st.sampled_from(["hold", "open", "fail", "land", "pause"]), st.just(0))
+# Weighted towards requests, so that most schedules claim and finalise some wins.
+plays = st.lists(
+    st.one_of(_requests, _requests, _requests, _requests, _ticks, _ticks, _controls),
+    min_size=3,
+    max_size=30,
+)
+
+
+def royal_flush_at(at: int) -> dict[str, Any]:
+    boxes = [
+        {"box": 1, "dealt_at": format_time(at), "cards": ["AH", "KH", "QH", "JH", "TH"]},
+        {"box": 2, "dealt_at": format_time(at), "cards": ["2C", "7D", "9H", "JS", "4C"]},
+    ]
+    return OutcomeRequest.model_validate({"boxes": boxes}).domain()
+
+
+async def run_plays(schedule: list[Play]) -> None:
+    async with Harness() as h:
+        w = h.writer
+        screens = Screens(h.journal)
+        w.broadcast = screens
+        tasks: list[asyncio.Task[Any]] = []
+        closed: dict[int, int] = {}  # round -> its bets' closed_at: its hands are dealt then
+        for what, n in schedule:
+            if what == "bets":
+                closed.setdefault(n, h.clock.now)
+                tasks.append(h.post(f"R{n}", bets(closed[n])))
+            elif what in ("win", "lose"):
+                made = royal_flush_at if what == "win" else losing_outcome
+                body = made(closed.get(n, h.clock.now))
+                tasks.append(asyncio.create_task(w.submit("outcome", "T01", f"R{n}", body)))
+            elif what == "void":
+                body = {"reason": "foreign card found (5.8.1)"}
+                tasks.append(asyncio.create_task(w.submit("void", "T01", f"R{n}", body)))
+            elif what == "tick":  # once the writer has taken what was posted before
+                await until(lambda: w.queue.empty(), "the queue is taken")
+                for _ in range(3):
+                    await asyncio.sleep(0)
+                h.clock.now += n
+            elif what == "hold":
+                h.journal.gate.clear()
+            elif what == "open":
+                h.journal.gate.set()
+            elif what == "fail":
+                h.journal.fail_next = True
+            elif what == "land":
+                h.journal.land_next = True
+            await asyncio.sleep(0)  # and "pause": the writer runs a little
+        h.journal.gate.set()
+        h.journal.fail_next = h.journal.land_next = False
+        for task in tasks:
+            await outcome(task)
+        # Every round gets its outcome, well past `hold`: every award the journal keeps
+        # is made final by a committed entry (the first post reads a landed commit).
+        h.clock.now += 3_000
+        for n in range(1, 4):
+            body = losing_outcome(closed.get(n, h.clock.now))
+            await outcome(w.submit("outcome", "T01", f"R{n}", body))
+        h.clock.now += 3_000
+        await outcome(h.post("R9", bets(h.clock.now)))
+        journal_says = replayed(h.journal.committed).floor.awards
+        for award, sent, held in screens.wins:
+            assert sent == held, (award, sent, held)  # sent once the journal says so
+        for award in {a for a, _, _ in screens.wins} | set(journal_says):
+            states = [sent for a, sent, _ in screens.wins if a == award]
+            state = journal_says[award].state if award in journal_says else None
+            if state == "final":
+                assert states in (["pending", "final"], ["final"]), (award, states)
+            elif state == "void":  # cancelled while pending (nothing says so to displays)
+                assert states in (["pending"], []), (award, states)
+            else:
+                assert state is None and states == [], (award, states)
+        await state_is_the_journals(w, h.journal)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schedule=plays)
+def test_any_schedule_shows_each_win_pending_at_most_once_and_final_once_when_committed(
+    schedule: list[Play],
+) -> None:
+    """DESIGN.md "Broadcast", under any mix of claims, voids, held, failed and landed
+    commits: every win message is sent when the journal holds its award in that state;
+    an award the journal made final is shown final exactly once, pending at most once."""
+    asyncio.run(run_plays(schedule))
 
 
 # -- any schedule of requests, held commits and failed commits ------------------------------
