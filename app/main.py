@@ -118,8 +118,7 @@ def create_app(
         gc.collect()
         gc.freeze()
         await broadcaster.start()
-        for link in config.links:
-            writer._announce({link.id}, [], [])
+        writer.announce_recovered()
         broadcaster.flush()
         writer.start()
         app.state.ready = True

@@ -754,6 +754,13 @@ class Writer:
         self.base, self.base_point = packed, (seq, head)
         self.since_base = [row for row in self.since_base if row.seq > seq]
 
+    def announce_recovered(self) -> None:
+        """After recovery: show displays every link's meters and the awards still pending
+        (DESIGN.md, the watermark: screens show "jackpot pending" while one is)."""
+        floor = self.service.floor
+        pending = [award for link in floor.links for award in floor.pending_awards(link)]
+        self._announce(set(floor.links), pending, [])
+
     def _announce(
         self,
         links: set[str],

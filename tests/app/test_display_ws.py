@@ -281,3 +281,46 @@ async def test_a_royal_flush_posted_after_hold_reaches_screens_final_once() -> N
             state = (await client.get("/v1/links/stud")).json()
             assert [w["award_id"] for w in state["recent_wins"]] == ["T01/R1/1/player"]
             assert state["pending"] == []
+
+
+async def test_a_restarted_writer_shows_screens_the_awards_still_pending() -> None:
+    """DESIGN.md "the watermark": while an award is pending, displays show "jackpot
+    pending". A writer that recovers a pending award from the journal shows it to new
+    screens at once, not only once it becomes final."""
+
+    class KeptJournal(MemoryJournal):
+        async def close(self) -> None:  # the second server reads what the first wrote
+            pass
+
+    clock, journal = Clock(), KeptJournal()
+    boxes = [{"box": 1, "ante": "10.00", "jackpot": "1.00"}]
+
+    def started() -> FastAPI:
+        broadcaster = Broadcaster(MemoryBackend(), coalesce_ms=10, ping_s=QUIET)
+        app = create_app(Settings(), load_floor(DEMO), journal=journal, broadcaster=broadcaster)
+        app.state.writer.clock = clock
+        return app
+
+    first = started()
+    async with first.router.lifespan_context(first):
+        transport = httpx.ASGITransport(app=first)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            # R0 stays open (closed first): it holds R1's royal flush pending.
+            for round_id in ("R0", "R1"):
+                bets = {"closed_at": clock.at(), "boxes": boxes}
+                url = f"/v1/tables/T01/rounds/{round_id}/bets"
+                r = await client.post(url, json=bets, headers=T01)
+                assert r.status_code == 200, r.text
+                clock.now += 1
+            cards = ["AH", "KH", "QH", "JH", "TH"]
+            outcome = {"boxes": [{"box": 1, "dealt_at": clock.at(5), "cards": cards}]}
+            first.state.writer.outcome_wait_s = 0.01
+            r = await client.post("/v1/tables/T01/rounds/R1/outcome", json=outcome, headers=T01)
+            assert [a["state"] for a in r.json()["awards"]] == ["pending"]
+    second = started()
+    async with second.router.lifespan_context(second):
+        transport = httpx.ASGITransport(app=second)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            await asyncio.sleep(0.05)  # a coalescing window
+            state = (await client.get("/v1/links/stud")).json()
+            assert [w["award_id"] for w in state["pending"]] == ["T01/R1/1/player"]
