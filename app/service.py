@@ -27,7 +27,7 @@ from jackpot.commands import (
     VoidRound,
 )
 from jackpot.config import LinkConfig, Timing
-from jackpot.errors import StateConflictError, UnknownError
+from jackpot.errors import ClockSkewError, StateConflictError, UnknownError
 from jackpot.floor import FinalizeResult, Floor, Result
 from jackpot.money import Money, format_money
 from tables.bets import BetDecision, BoxBet, Draws, RandomSource, TableSettings, check_bets, draw
@@ -126,6 +126,7 @@ class Service:
         if rnd.state != "open":
             raise StateConflictError(f"round {round_id!r} already has an outcome")
         extras = self.extras[(table, round_id)]
+        self._check_dealt_at(body, max(now, self.floor.now))
         hands = [
             BoxHand(
                 h["box"],
@@ -176,6 +177,24 @@ class Service:
             "claims": meter_claims,
             "fixed": fixed,
         }
+
+    def _check_dealt_at(self, body: dict[str, Any], now: int) -> None:
+        """DESIGN.md: a time more than max_clock_skew ahead of the server's clock is
+        refused: every box's dealt_at and the dealer's, not only a winning hand's."""
+        skew = self.config.timing.max_clock_skew_ms
+        dealer = body.get("dealer") or {}
+        times: list[tuple[str, tuple[str | int, ...], int | None]] = [
+            (f"box {h['box']}", ("boxes", i, "dealt_at"), h["dealt_at"])
+            for i, h in enumerate(body["boxes"])
+        ]
+        times.append(("the dealer", ("dealer", "dealt_at"), dealer.get("dealt_at")))
+        for who, loc, dealt_at in times:
+            if dealt_at is not None and dealt_at > now + skew:
+                raise ClockSkewError(
+                    f"{who}: dealt_at is {dealt_at - now} ms ahead of the server's clock "
+                    f"(max_clock_skew {skew} ms)",
+                    loc,
+                )
 
     def prepare_void(
         self, table: str, round_id: str, body: dict[str, Any], now: int
