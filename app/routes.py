@@ -320,7 +320,9 @@ def meter_view(service: Service, link_id: str, meter_id: str) -> dict[str, Any]:
     except KeyError:
         raise UnknownError(f"link {link_id!r} has no meter {meter_id!r}") from None
     meter, config = link.meters[index], link.config.meters[index]
-    value = service.floor.display_values(link_id)[index][1]
+    # API.md: `value` and `reserve` at one instant, pending events counted in both;
+    # `final_*` only what the watermark has passed.
+    value, reserve = link.provisional()[index]
     return {
         "link": link_id,
         "meter": meter_id,
@@ -330,7 +332,8 @@ def meter_view(service: Service, link_id: str, meter_id: str) -> dict[str, Any]:
         "next_seed": None if meter.next_seed is None else format_money(meter.next_seed),
         "rate": format_rate(config.rate),
         "reserve_rate": format_rate(config.reserve_rate),
-        "reserve": format_money(meter.reserve),
+        "reserve": format_money(reserve),
+        "final_reserve": format_money(meter.reserve),
         "ceiling": None if config.ceiling is None else format_money(config.ceiling),
         "pending_awards": [a.id for a in service.floor.pending_awards(link_id)],
         "stale_rounds": sorted(
