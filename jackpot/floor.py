@@ -40,6 +40,7 @@ from jackpot.records import (
     BoxRecord,
     CorrectionRecord,
     FixedRecord,
+    PastFixed,
     ResetRecord,
     RoundRecord,
     SeedChange,
@@ -100,6 +101,9 @@ class Floor:
         self.resets: dict[str, ResetRecord] = {}
         self.seed_changes: list[SeedChange] = []
         self.corrections: list[CorrectionRecord] = []
+        # The fixed awards of pruned rounds, in pruning order: like meter awards, every
+        # fixed award stays listed (a pruned round can no longer be voided: they are final).
+        self.past_fixed: list[PastFixed] = []
         self.now = -(2**62)  # the latest server time seen: never goes back
 
     # -- dispatch ------------------------------------------------------------------
@@ -420,6 +424,9 @@ class Floor:
             if any(self.awards[a].state == PENDING for a in rnd.awards):
                 continue  # pushed again when its awards become final
             del self.rounds[(table, round_id)]
+            self.past_fixed += [
+                PastFixed(table, round_id, rnd.link, f.award, f.voided) for f in rnd.fixed
+            ]
             pruned.append((table, round_id))
         return tuple(pruned)
 
