@@ -9,7 +9,7 @@ replayed entry never re-derives a result from configuration that may since have 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -255,12 +255,14 @@ class Service:
                 MeterClaim(c["box"], c["target"], c["hand"], c["share"], c["dealt_at"])
                 for c in entry["claims"]
             )
+            when = _fixed_dealt_at(entry)
             fixed = tuple(
                 FixedAward(
-                    f["box"], f["kind"], f["hand"], Money(f["amount"]), f["for_box"], f["target"]
+                    f["box"], f["kind"], f["hand"], Money(f["amount"]), f["for_box"], f["target"],
+                    when(f),
                 )
                 for f in entry["fixed"]
-            )
+            )  # fmt: skip
             return RecordOutcome(entry["table"], entry["round"], now, claims, fixed)
         if kind == "void":
             boxes = entry["boxes"]
@@ -388,6 +390,23 @@ def _meter_index(link: Any, meter: str) -> int:
         return int(link.meter_index(meter))
     except KeyError:
         raise UnknownError(f"link {link.id!r} has no meter {meter!r}", ("meter",)) from None
+
+
+def _fixed_dealt_at(entry: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], int]:
+    """When the hand that won a fixed award was dealt, from the outcome entry: the
+    dealer's for a dealer-hand award, the hitting box's for an envy bonus (4.7), else
+    the box's own; the entry's server time if the entry has none (it always has)."""
+    boxes = {b["box"]: b["dealt_at"] for b in entry["boxes"]}
+    dealer = (entry.get("dealer") or {}).get("dealt_at")
+
+    def when(f: Mapping[str, Any]) -> int:
+        if f["target"] == "dealer":
+            at = dealer
+        else:
+            at = boxes.get(f["box"] if f["for_box"] is None else f["for_box"])
+        return int(entry["now"] if at is None else at)
+
+    return when
 
 
 def _decision(d: BetDecision) -> dict[str, Any]:
