@@ -304,6 +304,7 @@ def audit(api: Api, args: argparse.Namespace) -> int:
 
 def awards(api: Api, args: argparse.Namespace) -> int:
     params = {"link": args.link, "from": args.start, "to": args.end}
+    params |= {"kind": args.kind, "meter": args.meter, "table": args.table}
     params |= {"limit": args.limit, "offset": args.offset}
     answer = api.call("GET", "/v1/awards", params=params)
     if args.json:
@@ -312,12 +313,13 @@ def awards(api: Api, args: argparse.Namespace) -> int:
     data = loads(answer.text)
     rows = [
         [
-            a["id"], a["link"], a["table"], a["round"], a["box"], a.get("hand"), a.get("meter"),
-            a.get("share"), a["state"], a.get("amount"), a.get("dealt_at"), a.get("finalized_at"),
+            a["id"], a["link"], a["table"], a["round"], a["box"], a.get("kind"), a.get("hand"),
+            a.get("meter"), a.get("share"), a["state"], a.get("amount"), a.get("dealt_at"),
+            a.get("finalized_at"),
         ]
         for a in data["awards"]
     ]  # fmt: skip
-    headers = ["ID", "LINK", "TABLE", "ROUND", "BOX", "HAND", "METER", "SHARE", "STATE",
+    headers = ["ID", "LINK", "TABLE", "ROUND", "BOX", "KIND", "HAND", "METER", "SHARE", "STATE",
                "AMOUNT", "DEALT AT", "FINALIZED AT"]  # fmt: skip
     out(table(headers, rows))
     out(f"({len(rows)} of {data.get('total', len(rows))} awards)")
@@ -430,8 +432,13 @@ def add_parsers(subparsers: Any) -> None:
     p = add("audit", "the audit log of operator actions")
     window(p)
     page(p)
-    p = add("awards", "meter awards, latest dealt first")
+    p = add("awards", "every award (meter, fixed, envy, ...), latest dealt first")
     p.add_argument("--link")
+    p.add_argument("--meter", help="that meter's awards only (its hits)")
+    p.add_argument("--table")
+    p.add_argument(
+        "--kind", help="meter, fixed, envy, magic_card, lucky_player, lucky_dealer, river"
+    )
     window(p)
     page(p)
     p = add("report", "the reconciliation: opening + flows = closing, per meter (exit 1 if not)")

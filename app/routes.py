@@ -26,10 +26,11 @@ from app.schemas import (
 )
 from app.service import Service
 from app.timefmt import parse_time
-from app.views import as_committed, award_row, meter_award, outcome_answer, round_view
+from app.views import Listed, as_committed, every_award, meter_award, outcome_answer, round_view
 from app.writer import Writer
 from jackpot.errors import InvalidCommandError, UnknownError
 from jackpot.money import format_money, format_rate, parse_money
+from tables.settle import KINDS
 
 
 class JSONResponse(Response):
@@ -246,23 +247,29 @@ def router(writer: Writer, tokens: Tokens) -> APIRouter:
     @api.get("/v1/awards", tags=["operators"], responses=JSON_OR_CSV)
     async def get_awards(
         authorization: Auth = None,
+        kind: Annotated[str | None, Query(pattern=AWARD_KINDS)] = None,
         link: str | None = None,
+        meter: str | None = None,
+        table: str | None = None,
         from_: Annotated[str | None, Query(alias="from")] = None,
         to: str | None = None,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
         offset: Annotated[int, Query(ge=0)] = 0,
         format: Annotated[str, Query(pattern="^(json|csv)$")] = "json",
     ) -> Response:
-        """Meter awards, newest first; `from`/`to` filter on the time the hand was dealt."""
+        """Every award the server decided (every `kind`), newest first; `from`/`to` filter
+        on the time the hand was dealt. `?link=L&meter=M&limit=25`: a level's last 25 hits."""
         tokens.role(authorization, "operator")
         start, end = time_range(from_, to)
+        wanted = {"kind": kind, "link": link, "meter": meter, "table": table}
         awards = [
             a
-            for a in service().floor.awards.values()
-            if (link is None or a.link == link) and start <= a.dealt_at < end
+            for a in every_award(service())
+            if all(v is None or getattr(a, k) == v for k, v in wanted.items())
+            and start <= a.dealt_at < end
         ]
-        awards.sort(key=lambda a: (a.dealt_at, a.sequence or 0), reverse=True)
-        rows = [award_row(as_committed(service(), a)) for a in awards[offset : offset + limit]]
+        awards.sort(key=Listed.order, reverse=True)
+        rows = [a.row() for a in awards[offset : offset + limit]]
         if format == "csv":
             return Response(to_csv(rows, AWARD_COLUMNS), media_type="text/csv")
         return JSONResponse({"awards": rows, "total": len(awards)})
@@ -321,7 +328,9 @@ def meter_view(service: Service, link_id: str, meter_id: str) -> dict[str, Any]:
     except KeyError:
         raise UnknownError(f"link {link_id!r} has no meter {meter_id!r}") from None
     meter, config = link.meters[index], link.config.meters[index]
-    value = service.floor.display_values(link_id)[index][1]
+    # API.md: `value` and `reserve` at one instant, pending events counted in both;
+    # `final_*` only what the watermark has passed.
+    value, reserve = link.provisional()[index]
     return {
         "link": link_id,
         "meter": meter_id,
@@ -331,7 +340,8 @@ def meter_view(service: Service, link_id: str, meter_id: str) -> dict[str, Any]:
         "next_seed": None if meter.next_seed is None else format_money(meter.next_seed),
         "rate": format_rate(config.rate),
         "reserve_rate": format_rate(config.reserve_rate),
-        "reserve": format_money(meter.reserve),
+        "reserve": format_money(reserve),
+        "final_reserve": format_money(meter.reserve),
         "ceiling": None if config.ceiling is None else format_money(config.ceiling),
         "pending_awards": [a.id for a in service.floor.pending_awards(link_id)],
         "stale_rounds": sorted(
@@ -346,10 +356,12 @@ JSON_OR_CSV: dict[int | str, dict[str, Any]] = {
         "content": {"application/json": {}, "text/csv": {}},
     }
 }
+# The columns of before, then those of every kind (appended: a reader by position works on).
 AWARD_COLUMNS = (
     "id", "link", "table", "round", "box", "hand", "meter", "share", "state", "amount",
-    "order", "sequence", "late", "dealt_at", "finalized_at",
+    "order", "sequence", "late", "dealt_at", "finalized_at", "kind", "for_box", "target",
 )  # fmt: skip
+AWARD_KINDS = f"^({'|'.join(KINDS)})$"
 
 
 def time_range(start: str | None, end: str | None) -> tuple[int, int]:

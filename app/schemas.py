@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from app.timefmt import parse_time
 from jackpot.commands import SEMANTICS
@@ -21,9 +35,35 @@ def _time(text: str) -> str:
 
 
 Time = Annotated[StrictStr, AfterValidator(_time), Field(examples=["2026-11-22T18:00:00.123Z"])]
-Card = Annotated[StrictStr, Field(pattern=r"^([2-9TJQKAtjqka]|10)[SHDCshdc]$", examples=["AS"])]
+CARD_PATTERN = r"^([2-9TJQKAtjqka]|10)[SHDCshdc]$"
+_CARD = re.compile(CARD_PATTERN.strip("^$"))
+NOT_A_CARD, _NOT_A_CARD = "not_a_card", '"{card}" is not a card (rule 5.8.1)'
+
+
+def _card(text: str) -> str:
+    # Rule 5.8.1: a card that is not of the deck. The hand's model adds where it is.
+    if _CARD.fullmatch(text) is None:
+        raise PydanticCustomError(NOT_A_CARD, _NOT_A_CARD, {"card": text})
+    return text
+
+
+# The pattern stays in the schema for clients; the check is `_card`, for its message.
+Card = Annotated[
+    StrictStr,
+    AfterValidator(_card),
+    Field(examples=["AS"], json_schema_extra={"pattern": CARD_PATTERN}),
+]
 Box = Annotated[StrictInt, Field(ge=1, le=52)]
-Reason = Annotated[StrictStr, Field(min_length=1, max_length=500)]
+
+
+def _visible(text: str) -> str:
+    # Spaces, control and format characters (a zero-width space) say nothing in an audit.
+    if all(unicodedata.category(c)[0] in "CZ" for c in text):
+        raise PydanticCustomError("reason_blank", "a reason must have visible text")
+    return text
+
+
+Reason = Annotated[StrictStr, Field(min_length=1, max_length=500), AfterValidator(_visible)]
 ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,64}$"
 Id = Annotated[str, Field(pattern=ID_PATTERN)]
 
@@ -60,16 +100,51 @@ class BetsRequest(Strict):
         }
 
 
+def _name_cards(data: Any, handler: ValidatorFunctionWrapHandler, hand: str) -> Any:
+    """Validate a hand; a card that is not a card is named by its hand and place
+    ('box 1, card 5: "ZZ" is not a card (rule 5.8.1)'), its `loc` unchanged."""
+    try:
+        return handler(data)
+    except ValidationError as error:
+        lines = error.errors(include_url=False)
+        if not any(e["type"] == NOT_A_CARD for e in lines):
+            raise
+        if "{box}" in hand:
+            box = data.get("box") if isinstance(data, dict) else None
+            hand = hand.format(box=box if isinstance(box, int) else "?")
+        named: list[InitErrorDetails] = []
+        for e in lines:
+            kind: str | PydanticCustomError = e["type"]
+            if kind == NOT_A_CARD:
+                where = f"{hand}, card {int(e['loc'][-1]) + 1}: "
+                kind = PydanticCustomError(NOT_A_CARD, where + _NOT_A_CARD, e.get("ctx"))
+            line: InitErrorDetails = {"type": kind, "loc": e["loc"], "input": e["input"]}
+            if "ctx" in e:
+                line["ctx"] = e["ctx"]
+            named.append(line)
+        raise ValidationError.from_exception_data(error.title, named) from None
+
+
 class BoxHandRequest(Strict):
     box: Box
     dealt_at: Time
     cards: Annotated[list[Card], Field(max_length=7)]
     folded: StrictBool = False
 
+    @model_validator(mode="wrap")
+    @classmethod
+    def _cards_named(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return _name_cards(data, handler, "box {box}")
+
 
 class DealerRequest(Strict):
     cards: Annotated[list[Card], Field(max_length=7)]
     dealt_at: Time | None = None
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _cards_named(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return _name_cards(data, handler, "dealer")
 
 
 class OutcomeRequest(Strict):

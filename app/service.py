@@ -9,7 +9,7 @@ replayed entry never re-derives a result from configuration that may since have 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +29,7 @@ from jackpot.commands import (
     VoidRound,
 )
 from jackpot.config import LinkConfig, Timing
-from jackpot.errors import OpenRoundsLimitError, StateConflictError, UnknownError
+from jackpot.errors import ClockSkewError, OpenRoundsLimitError, StateConflictError, UnknownError
 from jackpot.expiry import expired_error
 from jackpot.floor import FinalizeResult, Floor, Result
 from jackpot.money import Money, format_money
@@ -141,6 +141,7 @@ class Service:
         if rnd.state != "open":
             raise StateConflictError(f"round {round_id!r} already has an outcome")
         extras = self.extras[(table, round_id)]
+        self._check_dealt_at(body, max(now, self.floor.now))
         hands = [
             BoxHand(
                 h["box"],
@@ -192,6 +193,24 @@ class Service:
             "claims": meter_claims,
             "fixed": fixed,
         }
+
+    def _check_dealt_at(self, body: dict[str, Any], now: int) -> None:
+        """DESIGN.md: a time more than max_clock_skew ahead of the server's clock is
+        refused: every box's dealt_at and the dealer's, not only a winning hand's."""
+        skew = self.config.timing.max_clock_skew_ms
+        dealer = body.get("dealer") or {}
+        times: list[tuple[str, tuple[str | int, ...], int | None]] = [
+            (f"box {h['box']}", ("boxes", i, "dealt_at"), h["dealt_at"])
+            for i, h in enumerate(body["boxes"])
+        ]
+        times.append(("the dealer", ("dealer", "dealt_at"), dealer.get("dealt_at")))
+        for who, loc, dealt_at in times:
+            if dealt_at is not None and dealt_at > now + skew:
+                raise ClockSkewError(
+                    f"{who}: dealt_at is {dealt_at - now} ms ahead of the server's clock "
+                    f"(max_clock_skew {skew} ms)",
+                    loc,
+                )
 
     def prepare_void(
         self, table: str, round_id: str, body: dict[str, Any], now: int
@@ -253,12 +272,14 @@ class Service:
                 MeterClaim(c["box"], c["target"], c["hand"], c["share"], c["dealt_at"])
                 for c in entry["claims"]
             )
+            when = _fixed_dealt_at(entry)
             fixed = tuple(
                 FixedAward(
-                    f["box"], f["kind"], f["hand"], Money(f["amount"]), f["for_box"], f["target"]
+                    f["box"], f["kind"], f["hand"], Money(f["amount"]), f["for_box"], f["target"],
+                    when(f),
                 )
                 for f in entry["fixed"]
-            )
+            )  # fmt: skip
             return RecordOutcome(
                 entry["table"], entry["round"], now, claims, fixed, _version(entry)
             )
@@ -400,6 +421,23 @@ def _meter_index(link: Any, meter: str) -> int:
         return int(link.meter_index(meter))
     except KeyError:
         raise UnknownError(f"link {link.id!r} has no meter {meter!r}", ("meter",)) from None
+
+
+def _fixed_dealt_at(entry: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], int]:
+    """When the hand that won a fixed award was dealt, from the outcome entry: the
+    dealer's for a dealer-hand award, the hitting box's for an envy bonus (4.7), else
+    the box's own; the entry's server time if the entry has none (it always has)."""
+    boxes = {b["box"]: b["dealt_at"] for b in entry["boxes"]}
+    dealer = (entry.get("dealer") or {}).get("dealt_at")
+
+    def when(f: Mapping[str, Any]) -> int:
+        if f["target"] == "dealer":
+            at = dealer
+        else:
+            at = boxes.get(f["box"] if f["for_box"] is None else f["for_box"])
+        return int(entry["now"] if at is None else at)
+
+    return when
 
 
 def _decision(d: BetDecision) -> dict[str, Any]:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from typing import Any
 
 from app.service import Service
 from app.timefmt import format_time
+from jackpot.commands import FixedAward
 from jackpot.money import RATE_SCALE, format_money
 from jackpot.records import PENDING, AwardRecord, ResetRecord, RoundRecord
+from tables.settle import KINDS
 
 
 def share_text(share: int) -> str:
@@ -54,6 +57,84 @@ def award_row(award: AwardRecord) -> dict[str, Any]:
         "round": award.round,
         **meter_award(award),
     }
+
+
+@dataclass(frozen=True, slots=True)
+class Listed:
+    """An award of any kind as `GET /v1/awards` filters and orders it; `row` renders it."""
+
+    kind: str
+    link: str | None
+    meter: str | None
+    table: str
+    round: str
+    box: int
+    dealt_at: int
+    sequence: int  # a meter award's place on its link; 0 for a fixed award
+    row: Callable[[], dict[str, Any]]
+
+    def order(self) -> tuple[int, int, str, str, int, int]:
+        return (
+            self.dealt_at,
+            self.sequence,
+            self.table,
+            self.round,
+            self.box,
+            KINDS.index(self.kind),
+        )
+
+
+def every_award(service: Service) -> Iterator[Listed]:
+    """Every award the server decided: meter awards (all kept), the fixed awards of the
+    rounds in memory, and those of pruned rounds (kept by the floor when it prunes)."""
+    floor = service.floor
+    for a in floor.awards.values():
+        yield _meter_listed(service, a)
+    for rnd in floor.rounds.values():
+        for f in rnd.fixed:
+            yield _listed(rnd.table, rnd.round, rnd.link, f.award, f.voided, rnd.closed_at)
+    for p in floor.past_fixed:
+        yield _listed(p.table, p.round, p.link, p.award, p.voided, 0)
+
+
+def _meter_listed(service: Service, a: AwardRecord) -> Listed:
+    def row() -> dict[str, Any]:
+        return award_row(as_committed(service, a))
+
+    return Listed(
+        "meter", a.link, a.meter, a.table, a.round, a.box, a.dealt_at, a.sequence or 0, row
+    )
+
+
+def _listed(
+    table: str, round_id: str, link: str | None, f: FixedAward, voided: bool, closed_at: int
+) -> Listed:
+    dealt_at = closed_at if f.dealt_at is None else f.dealt_at
+
+    def row() -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "id": "/".join(
+                [table, round_id, str(f.box), f.target, f.kind]
+                + ([] if f.for_box is None else [str(f.for_box)])
+            ),
+            "link": link,
+            "table": table,
+            "round": round_id,
+            "box": f.box,
+            "kind": f.kind,
+            "hand": f.hand,
+            "amount": format_money(f.amount),
+            # Fixed awards are final at once (API.md); a void takes them back.
+            "state": "void" if voided else "final",
+            "dealt_at": format_time(dealt_at),
+        }
+        if f.for_box is not None:
+            data["for_box"] = f.for_box
+        if f.target != "player":
+            data["target"] = f.target
+        return data
+
+    return Listed(f.kind, link, None, table, round_id, f.box, dealt_at, 0, row)
 
 
 def round_awards(service: Service, rnd: RoundRecord) -> list[dict[str, Any]]:

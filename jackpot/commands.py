@@ -58,6 +58,9 @@ class FixedAward:
     amount: Money
     for_box: int | None = None
     target: str = "player"  # singapore_stud: "dealer" for a dealer-hand wager's award
+    # When the hand that won it was dealt (an envy bonus: the hitting hand's, 4.7; a
+    # dealer-hand award: the dealer's): for listing awards by time. Not a pay rule.
+    dealt_at: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,6 +43,7 @@ from jackpot.records import (
     BoxRecord,
     CorrectionRecord,
     FixedRecord,
+    PastFixed,
     ResetRecord,
     RoundRecord,
     SeedChange,
@@ -110,6 +111,9 @@ class Floor:
         self.resets: dict[str, ResetRecord] = {}
         self.seed_changes: list[SeedChange] = []
         self.corrections: list[CorrectionRecord] = []
+        # The fixed awards of pruned rounds, in pruning order: like meter awards, every
+        # fixed award stays listed (a pruned round can no longer be voided: they are final).
+        self.past_fixed: list[PastFixed] = []
         self.now = -(2**62)  # the latest server time seen: never goes back
         self.expired: dict[str, int] = {}  # table -> rounds expired there, ever
         self._open: OpenRounds | None = None  # derived: built from `rounds` when first asked
@@ -463,6 +467,9 @@ class Floor:
             if any(self.awards[a].state == PENDING for a in rnd.awards):
                 continue  # pushed again when its awards become final
             del self.rounds[(table, round_id)]
+            self.past_fixed += [
+                PastFixed(table, round_id, rnd.link, f.award, f.voided) for f in rnd.fixed
+            ]
             pruned.append((table, round_id))
         return tuple(pruned)
 

@@ -109,6 +109,24 @@ class Link:
         _contribute(copies, held)
         return [m.value for m in copies]
 
+    def provisional(self) -> list[tuple[Money, Money]]:
+        """Each meter's (value, reserve) now, as if every pending event were final.
+
+        One instant for both: the pending events are applied in event order to copies of
+        the meters, as finalising them would, so a contribution past the ceiling is in
+        the reserve when the value stops at the ceiling, and a pending reset's funding
+        has left the reserve when the value is back at the seed.
+        """
+        copies = [replace(m) for m in self.meters]
+        for event in self.timeline.pending():
+            if event.kind == CONTRIBUTION:
+                applied_contribution(copies, event)
+            elif event.kind == REVERSAL:
+                reverse_contribution(copies, event, commit=False)
+            else:
+                apply_event(copies, event)
+        return [(m.value, m.reserve) for m in copies]
+
 
 def _contribute(meters: list[Meter], held: list[int]) -> list[int]:
     """Give each meter its held contribution; nothing is held after."""

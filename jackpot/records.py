@@ -39,6 +39,17 @@ class FixedRecord:
     voided: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class PastFixed:
+    """A fixed award of a round no longer kept in memory: it is listed with the others."""
+
+    table: str
+    round: str
+    link: str | None
+    award: FixedAward
+    voided: bool
+
+
 @dataclass(slots=True)
 class RoundRecord:
     table: str

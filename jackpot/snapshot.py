@@ -25,6 +25,7 @@ from jackpot.records import (
     BoxRecord,
     CorrectionRecord,
     FixedRecord,
+    PastFixed,
     ResetRecord,
     RoundRecord,
     SeedChange,
@@ -120,18 +121,7 @@ def dump(floor: Floor) -> dict[str, Any]:
             [b.box, b.wager, b.dealer_wager, [list(c) for c in b.contributions], b.voided]
             for b in rnd.boxes.values()
         ]
-        data["fixed"] = [
-            [
-                f.award.box,
-                f.award.kind,
-                f.award.hand,
-                f.award.amount,
-                f.award.for_box,
-                f.award.target,
-                f.voided,
-            ]
-            for f in rnd.fixed
-        ]
+        data["fixed"] = [[*_fixed(f.award)[:6], f.voided, f.award.dealt_at] for f in rnd.fixed]
         rounds.append(data)
     awards = []
     for award in floor.awards.values():
@@ -152,11 +142,22 @@ def dump(floor: Floor) -> dict[str, Any]:
         "resets": resets,
         "seed_changes": [_plain(c, ()) for c in floor.seed_changes],
         "corrections": [_plain(c, ()) for c in floor.corrections],
+        "past_fixed": [
+            [p.table, p.round, p.link, p.voided, *_fixed(p.award)] for p in floor.past_fixed
+        ],
         "done": [list(d) for d in floor.done],
         "expired": floor.expired,
         # Events are shared by the heap and the records: listed once, as "link:serial".
         "events": {name: _event(e) for name, e in sorted(events.items())},
     }
+
+
+def _fixed(f: FixedAward) -> list[Any]:
+    return [f.box, f.kind, f.hand, f.amount, f.for_box, f.target, f.dealt_at]
+
+
+def _unfixed(f: list[Any], dealt_at: int | None) -> FixedAward:
+    return FixedAward(f[0], f[1], f[2], Money(f[3]), f[4], f[5], dealt_at)
 
 
 def _key(data: list[Any]) -> Key:
@@ -213,8 +214,9 @@ def load(
             b[0]: BoxRecord(b[0], b[1], b[2], tuple((m, r) for m, r in b[3]), b[4])
             for b in rd["boxes"]
         }
+        # A snapshot taken before fixed awards kept their dealt_at: the round's closed_at.
         fixed = [
-            FixedRecord(FixedAward(f[0], f[1], f[2], Money(f[3]), f[4], f[5]), f[6])
+            FixedRecord(_unfixed(f, f[7] if len(f) > 7 else rd["closed_at"]), f[6])
             for f in rd["fixed"]
         ]
         plain = {k: v for k, v in rd.items() if k not in ("boxes", "fixed", "event", "awards")}
@@ -235,6 +237,10 @@ def load(
         floor.resets[reset.id] = reset
     floor.seed_changes = [SeedChange(**c) for c in data["seed_changes"]]
     floor.corrections = [CorrectionRecord(**c) for c in data["corrections"]]
+    floor.past_fixed = [
+        PastFixed(p[0], p[1], p[2], _unfixed(p[4:], p[10]), p[3])
+        for p in data.get("past_fixed", [])
+    ]
     floor.done = deque((int(t), str(a), str(b)) for t, a, b in data["done"])
     floor.expired = dict(data.get("expired", {}))  # absent from snapshots before expiry
     return floor

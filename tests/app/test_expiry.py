@@ -7,6 +7,7 @@ leaves the watermark, memory and snapshots; a table holds at most `max_open_roun
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from decimal import Decimal
 
 import httpx
 import orjson
@@ -121,7 +122,7 @@ async def test_a_void_of_an_expired_round_reverses_its_contributions(
     assert [x["contribution"] for x in r.json()["reversed"]] == ["0.30", "0.30"]
     after = (await client.get("/v1/links/stud/meters/major", headers=OPERATOR)).json()
     # 0.25 a box left the meter at the current position (no award since: it still held it).
-    assert float(before["value"]) - float(after["value"]) == pytest.approx(0.50)
+    assert Decimal(before["value"]) - Decimal(after["value"]) == Decimal("0.50")
 
 
 async def test_the_journal_replays_and_verifies_with_expire_entries(

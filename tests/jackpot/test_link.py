@@ -1,5 +1,6 @@
-"""Property: a link's provisional display values are its values once all that is pending is
-final (jackpot/link.py replays the pending events, adding up contributions between awards)."""
+"""Property: a link's provisional display values (and the operator's value and reserve) are
+its values once all that is pending is final (jackpot/link.py replays the pending events,
+adding up contributions between awards)."""
 
 from __future__ import annotations
 
@@ -43,7 +44,12 @@ def test_display_values_are_the_values_once_all_pending_is_final(
             f.apply(ResetMeter("stud", "major", now, "sam", "test"))
         elif what == "seed":
             f.apply(SetSeed("stud", "major", m(str(arg)), now, "sam", "test"))
-        assert f.display_values("stud") == _all_final(f).display_values("stud")
+        final = _all_final(f)
+        assert f.display_values("stud") == final.display_values("stud")
+        # Issue 16 item 8: the operator's (value, reserve), at one instant.
+        assert f.links["stud"].provisional() == [
+            (x.value, x.reserve) for x in final.links["stud"].meters
+        ]
 
 
 def _all_final(f: Floor) -> Floor:

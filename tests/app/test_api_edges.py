@@ -1,0 +1,328 @@
+"""Issue 16, items 5, 6, 8, 9 and 10: exact at every edge, through the whole app.
+
+Each refusal is a 422 problem+json, after authentication, that changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from app.floor import parse_floor
+from app.journal import MemoryJournal
+from app.main import create_app
+from app.settings import Settings
+from tests.app.test_api import DEMO, OPERATOR, SUPERVISOR, T01, Clock, bets_body
+from tests.app.test_operators import make_client
+
+T02 = {"Authorization": "Bearer demo-table-T02"}
+T04 = {"Authorization": "Bearer demo-table-T04"}
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+async def client(clock: Clock) -> AsyncIterator[httpx.AsyncClient]:
+    async for c in make_client(clock, dual=False):
+        yield c
+
+
+def problem(r: httpx.Response) -> dict[str, Any]:
+    assert r.status_code == 422, r.text
+    assert r.headers["content-type"] == "application/problem+json"
+    body: dict[str, Any] = r.json()
+    return body
+
+
+async def journal_head(client: httpx.AsyncClient) -> int:
+    seq: int = (await client.get("/v1/journal/head", headers=OPERATOR)).json()["seq"]
+    return seq
+
+
+# -- 5. a hand dealt in the future -------------------------------------------------------
+
+
+async def test_a_box_dealt_after_max_clock_skew_is_422_naming_box_and_field(
+    client: httpx.AsyncClient, clock: Clock
+) -> None:
+    """DESIGN.md: a timestamp more than max_clock_skew (2 s) ahead of the server's clock
+    is refused; box 2 has no winning hand, so no meter claim would have caught it."""
+    bets = bets_body(clock, (1, "25.00", "1.00"), (2, "25.00", "1.00"))
+    assert (await client.post("/v1/tables/T01/rounds/R1/bets", json=bets, headers=T01)).is_success
+    before = await journal_head(client)
+    outcome = {
+        "boxes": [
+            {"box": 1, "dealt_at": clock.at(10), "cards": ["2S", "7H", "9D", "JC", "KS"]},
+            {"box": 2, "dealt_at": clock.at(2_001), "cards": ["3S", "8H", "TD", "QC", "AD"]},
+        ]
+    }
+    r = await client.post("/v1/tables/T01/rounds/R1/outcome", json=outcome, headers=T01)
+    body = problem(r)
+    assert body["errors"][0]["loc"] == ["body", "boxes", 1, "dealt_at"]
+    assert "box 2" in body["detail"] and "dealt_at" in body["detail"]
+    assert "max_clock_skew" in body["errors"][0]["msg"]
+    # Nothing recorded: the round is still open and takes the right outcome.
+    assert await journal_head(client) == before
+    rnd = (await client.get("/v1/tables/T01/rounds/R1", headers=T01)).json()
+    assert rnd["state"] == "open"
+    outcome["boxes"][1]["dealt_at"] = clock.at(2_000)  # exactly the skew: accepted
+    r = await client.post("/v1/tables/T01/rounds/R1/outcome", json=outcome, headers=T01)
+    assert r.status_code == 200, r.text
+
+
+async def test_a_dealer_dealt_after_max_clock_skew_is_422(
+    client: httpx.AsyncClient, clock: Clock
+) -> None:
+    """Singapore Stud: the dealer's hand carries its own dealt_at (DESIGN.md)."""
+    bets = {
+        "closed_at": clock.at(),
+        "boxes": [{"box": 1, "ante": "10.00", "jackpot": "1.00", "jackpot_dealer": "1.00"}],
+    }
+    r = await client.post("/v1/tables/T04/rounds/R1/bets", json=bets, headers=T04)
+    assert r.status_code == 200, r.text
+    before = await journal_head(client)
+    outcome = {
+        "boxes": [{"box": 1, "dealt_at": clock.at(10), "cards": ["2S", "7H", "9D", "JC", "KS"]}],
+        "dealer": {"dealt_at": clock.at(60_000), "cards": ["3S", "8H", "TD", "QC", "AD"]},
+    }
+    body = problem(await client.post("/v1/tables/T04/rounds/R1/outcome", json=outcome, headers=T04))
+    assert body["errors"][0]["loc"] == ["body", "dealer", "dealt_at"]
+    assert "dealer" in body["detail"] and "dealt_at" in body["detail"]
+    assert await journal_head(client) == before
+
+
+async def test_a_future_dealt_at_is_refused_after_authentication(
+    client: httpx.AsyncClient, clock: Clock
+) -> None:
+    bets = bets_body(clock, (1, "25.00", "1.00"))
+    await client.post("/v1/tables/T01/rounds/R1/bets", json=bets, headers=T01)
+    outcome = {
+        "boxes": [{"box": 1, "dealt_at": clock.at(9_000), "cards": ["2S", "7H", "9D", "JC", "KS"]}]
+    }
+    r = await client.post("/v1/tables/T01/rounds/R1/outcome", json=outcome, headers=T02)
+    assert r.status_code == 403
+
+
+# -- 6. a card that is not a card ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("card", ["ZZ", "1S", "AX", "11H", "", "AS ", "10", "1OS"])
+async def test_a_bad_card_is_named_with_its_box_and_place_rule_5_8_1(
+    client: httpx.AsyncClient, clock: Clock, card: str
+) -> None:
+    bets = bets_body(clock, (3, "25.00", "1.00"))
+    await client.post("/v1/tables/T01/rounds/R1/bets", json=bets, headers=T01)
+    before = await journal_head(client)
+    outcome = {
+        "boxes": [
+            {"box": 3, "dealt_at": clock.at(10), "cards": ["2S", "7H", "9D", "JC", card]},
+        ]
+    }
+    body = problem(await client.post("/v1/tables/T01/rounds/R1/outcome", json=outcome, headers=T01))
+    message = f'box 3, card 5: "{card}" is not a card (rule 5.8.1)'
+    assert body["errors"] == [{"loc": ["body", "boxes", 0, "cards", 4], "msg": message}]
+    assert message in body["detail"]
+    assert "pattern" not in body["detail"]
+    assert await journal_head(client) == before
+
+
+async def test_a_bad_dealer_card_is_named(client: httpx.AsyncClient, clock: Clock) -> None:
+    bets = {
+        "closed_at": clock.at(),
+        "boxes": [{"box": 1, "ante": "10.00", "jackpot": "1.00", "jackpot_dealer": "1.00"}],
+    }
+    await client.post("/v1/tables/T04/rounds/R1/bets", json=bets, headers=T04)
+    outcome = {
+        "boxes": [{"box": 1, "dealt_at": clock.at(10), "cards": ["2S", "7H", "9D", "JC", "KS"]}],
+        "dealer": {"dealt_at": clock.at(10), "cards": ["3S", "XX", "TD", "QC", "AD"]},
+    }
+    body = problem(await client.post("/v1/tables/T04/rounds/R1/outcome", json=outcome, headers=T04))
+    message = 'dealer, card 2: "XX" is not a card (rule 5.8.1)'
+    assert body["errors"] == [{"loc": ["body", "dealer", "cards", 1], "msg": message}]
+    assert message in body["detail"]
+
+
+async def test_good_cards_in_any_case_and_ten_as_10_are_still_accepted(
+    client: httpx.AsyncClient, clock: Clock
+) -> None:
+    bets = bets_body(clock, (1, "25.00", "1.00"))
+    await client.post("/v1/tables/T01/rounds/R1/bets", json=bets, headers=T01)
+    outcome = {
+        "boxes": [{"box": 1, "dealt_at": clock.at(10), "cards": ["2s", "7H", "10d", "JC", "tS"]}]
+    }
+    r = await client.post("/v1/tables/T01/rounds/R1/outcome", json=outcome, headers=T01)
+    assert r.status_code == 200, r.text
+
+
+async def test_the_schema_still_documents_the_card_pattern(client: httpx.AsyncClient) -> None:
+    """Generated clients (and the fuzz test) keep checking cards before they send them."""
+    schema = (await client.get("/openapi.json")).json()["components"]["schemas"]
+    for model in ("BoxHandRequest", "DealerRequest"):
+        cards = schema[model]["properties"]["cards"]["items"]
+        assert cards["pattern"] == "^([2-9TJQKAtjqka]|10)[SHDCshdc]$"
+
+
+# -- 8. the operator's meter read, at one instant ---------------------------------------
+
+
+@pytest.fixture
+async def low_ceiling(clock: Clock) -> AsyncIterator[httpx.AsyncClient]:
+    text = Path(DEMO).read_text().replace('ceiling = "2000000.00"', 'ceiling = "10000.50"')
+    app = create_app(Settings(), parse_floor(text), journal=MemoryJournal())
+    app.state.writer.clock = clock
+    app.state.writer.outcome_wait_s = 0.2
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c,
+    ):
+        yield c
+
+
+async def test_meter_read_gives_value_and_reserve_at_one_instant(
+    low_ceiling: httpx.AsyncClient, clock: Clock
+) -> None:
+    """Three 1.00 wagers: 0.25 each to the meter (rate), 0.05 each to the reserve. The
+    ceiling (10000.50) keeps two of them; the third's 0.25 goes to the reserve (API.md)."""
+    client = low_ceiling
+    for n in range(3):
+        body = bets_body(clock, (1, "10.00", "1.00"))
+        r = await client.post(f"/v1/tables/T01/rounds/R{n}/bets", json=body, headers=T01)
+        assert r.status_code == 200, r.text
+    meter = (await client.get("/v1/links/stud/meters/major", headers=OPERATOR)).json()
+    # The rounds are open: nothing of them is final yet.
+    assert (meter["value"], meter["reserve"]) == ("10000.50", "0.40")
+    assert (meter["final_value"], meter["final_reserve"]) == ("10000.00", "0.00")
+    for n in range(3):
+        outcome = {
+            "boxes": [{"box": 1, "dealt_at": clock.at(10), "cards": ["2S", "7H", "9D", "JC", "KS"]}]
+        }
+        r = await client.post(f"/v1/tables/T01/rounds/R{n}/outcome", json=outcome, headers=T01)
+        assert r.status_code == 200, r.text
+    clock.now += 5_000
+    # Bets at another table move the writer's watermark past the three rounds.
+    body = bets_body(clock, (1, "10.00", "0"))
+    assert (await client.post("/v1/tables/T02/rounds/X/bets", json=body, headers=T02)).is_success
+    meter = (await client.get("/v1/links/stud/meters/major", headers=OPERATOR)).json()
+    assert (meter["value"], meter["reserve"]) == ("10000.50", "0.40")
+    assert (meter["final_value"], meter["final_reserve"]) == ("10000.50", "0.40")
+
+
+async def test_meter_read_counts_a_pending_royal_flush_in_both(
+    client: httpx.AsyncClient, clock: Clock
+) -> None:
+    """A pending 100 % award: the value drops to the seed at once, and the reserve has
+    funded it (0.05 of the round's wager) at the same instant."""
+    body = bets_body(clock, (1, "10.00", "1.00"))
+    await client.post("/v1/tables/T02/rounds/R1/bets", json=body, headers=T02)
+    outcome = {
+        "boxes": [{"box": 1, "dealt_at": clock.at(10), "cards": ["AH", "KH", "QH", "JH", "TH"]}]
+    }
+    await client.post("/v1/tables/T02/rounds/R1/outcome", json=outcome, headers=T02)
+    meter = (await client.get("/v1/links/stud/meters/major", headers=OPERATOR)).json()
+    assert meter["pending_awards"] == ["T02/R1/1/player"]
+    assert (meter["value"], meter["reserve"]) == ("10000.00", "0.00")
+    assert (meter["final_value"], meter["final_reserve"]) == ("10000.00", "0.00")
+    clock.now += 5_000
+    await client.get("/v1/tables/T02/rounds/R1?wait=10", headers=T02)
+    meter = (await client.get("/v1/links/stud/meters/major", headers=OPERATOR)).json()
+    assert (meter["value"], meter["reserve"]) == ("10000.00", "0.00")
+    assert (meter["final_value"], meter["final_reserve"]) == ("10000.00", "0.00")
+
+
+# -- 9. a reason of only spaces --------------------------------------------------------------
+
+
+BLANK = ["", "   ", "\t\n", "\u00a0\u2003", "\u200b"]
+
+
+@pytest.mark.parametrize("reason", BLANK)
+async def test_a_reset_needs_a_reason_with_visible_text(
+    client: httpx.AsyncClient, reason: str
+) -> None:
+    before = await journal_head(client)
+    r = await client.post(
+        "/v1/links/stud/meters/major/reset", json={"reason": reason}, headers=SUPERVISOR
+    )
+    body = problem(r)
+    assert body["errors"][0]["loc"] == ["body", "reason"]
+    assert await journal_head(client) == before
+    assert (await client.get("/v1/audit", headers=OPERATOR)).json()["audit"] == []
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("PUT", "/v1/links/stud/meters/major/seed", {"seed": "12000.00"}),
+        ("POST", "/v1/links/stud/meters/major/corrections", {"kind": "adjust", "amount": "1.00"}),
+        ("POST", "/v1/tables/T01/rounds/R1/void", {}),
+    ],
+)
+async def test_every_reason_needs_visible_text(
+    client: httpx.AsyncClient, clock: Clock, method: str, path: str, body: dict[str, Any]
+) -> None:
+    bets = bets_body(clock, (1, "25.00", "1.00"))
+    await client.post("/v1/tables/T01/rounds/R1/bets", json=bets, headers=T01)
+    before = await journal_head(client)
+    headers = T01 if "tables" in path else SUPERVISOR
+    r = await client.request(method, path, json={**body, "reason": "   "}, headers=headers)
+    assert problem(r)["errors"][0]["loc"] == ["body", "reason"]
+    assert await journal_head(client) == before
+    r = await client.request(method, path, json={**body, "reason": " ok "}, headers=headers)
+    assert r.status_code == 200, r.text
+
+
+# -- 10. times at the ends of the calendar ----------------------------------------------------
+
+EDGES = [
+    "9999-12-31T23:59:59.999-23:59",
+    "9999-12-31T23:59:59.999-00:01",
+    "0001-01-01T00:00:00.000+00:01",
+    "0001-01-01T00:00:00+23:59",
+]
+
+
+@pytest.mark.parametrize("when", EDGES)
+@pytest.mark.parametrize("name", ["from", "to"])
+@pytest.mark.parametrize("path", ["/v1/reports/reconciliation", "/v1/awards", "/v1/audit"])
+async def test_times_past_the_ends_of_the_calendar_are_422_never_500(
+    client: httpx.AsyncClient, when: str, name: str, path: str
+) -> None:
+    r = await client.get(path, params={name: when}, headers=OPERATOR)
+    body = problem(r)
+    assert body["errors"][0]["loc"] == ["query", name]
+
+
+@pytest.mark.parametrize("when", ["9999-12-31T23:59:59.999Z", "0001-01-01T00:00:00Z"])
+async def test_the_first_and_last_instants_are_answered(
+    client: httpx.AsyncClient, when: str
+) -> None:
+    for path in ("/v1/reports/reconciliation", "/v1/awards", "/v1/audit"):
+        for name in ("from", "to"):
+            r = await client.get(path, params={name: when}, headers=OPERATOR)
+            assert r.status_code == 200, (path, name, r.text)
+
+
+@pytest.mark.parametrize(
+    "when",
+    [
+        "2026-11-22T18:00:00.\uff11\uff12\uff13Z",  # fullwidth digits in the fraction
+        "2026-11-22T18:00:00.1\u0662\u0663Z",  # Arabic-Indic digits
+        "\uff12026-11-22T18:00:00Z",
+        "2026-11-22T18:00:00Z\n",
+    ],
+)
+async def test_time_parsing_accepts_ascii_digits_only(
+    client: httpx.AsyncClient, clock: Clock, when: str
+) -> None:
+    r = await client.get("/v1/audit", params={"from": when}, headers=OPERATOR)
+    assert problem(r)["errors"][0]["loc"] == ["query", "from"]
+    bets = {"closed_at": when, "boxes": [{"box": 1, "ante": "25.00", "jackpot": "1.00"}]}
+    r = await client.post("/v1/tables/T01/rounds/R1/bets", json=bets, headers=T01)
+    assert problem(r)["errors"][0]["loc"] == ["body", "closed_at"]
