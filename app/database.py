@@ -17,8 +17,17 @@ if TYPE_CHECKING:
     from pgserver.postgres_server import PostgresServer
     from sqlalchemy.engine import Connection
 
-# The repository's top-level alembic/ folder (no alembic.ini: configured in code below).
-ALEMBIC_DIR = Path(__file__).resolve().parent.parent / "alembic"
+
+def _alembic_dir() -> Path:
+    """The migrations (no alembic.ini: configured in code below). Installed, the wheel
+    carries them as app/migrations (pyproject.toml); in a checkout (PYTHONPATH, an
+    editable install) they are the top-level alembic/ folder beside app/."""
+    here = Path(__file__).resolve().parent
+    installed = here / "migrations"
+    return installed if (installed / "env.py").is_file() else here.parent / "alembic"
+
+
+ALEMBIC_DIR = _alembic_dir()
 
 # The database the embedded server keeps the journal in (beside pgserver's "postgres").
 EMBEDDED_DATABASE = "jackpot"
