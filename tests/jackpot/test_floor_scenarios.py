@@ -6,7 +6,7 @@ import pytest
 
 from jackpot.errors import ClockSkewError, StaleRoundError, StateConflictError, UnknownError
 from jackpot.floor import Floor
-from jackpot.records import FINAL, PENDING
+from jackpot.records import FINAL, PENDING, VOID
 from jackpot.snapshot import dump, load
 from tests.jackpot.support import (
     ROYAL,
@@ -363,3 +363,44 @@ def test_display_counts_a_pending_reversal_at_once() -> None:
         m("0.05"),
         m("0.25"),
     )
+
+
+def test_5_20_4_5_1_a_voided_rounds_pending_award_still_takes_its_place() -> None:
+    # A void at the current position changes no award dealt before it (5.20): R2's
+    # royal flush, dealt after R1's, takes the value that follows R1's (4.5.1) though R1
+    # is voided while both are pending. R1's award is paid to nobody: what it took at its
+    # place comes back to the meter at the void's position.
+    f = floor()
+    f.apply(bets("T1", "R1", 0, 0, (1, "1.00")))
+    f.apply(bets("T2", "R2", 100, 100, (1, "1.00")))
+    f.apply(outcome("T1", "R1", 1_200, (1, ROYAL, 1_000)))
+    f.apply(outcome("T2", "R2", 1_600, (1, ROYAL, 1_500)))
+    f.apply(finalize(2_000))
+    assert f.awards["T1/R1/1/player"].state == PENDING
+    assert f.awards["T2/R2/1/player"].state == PENDING
+    f.apply(void("T1", "R1", 2_200))  # noticed after R2 began
+    # Seed 10000.00 + two contributions of 0.25; R1 took 10000.50 and the meter reset to
+    # its seed, R2 takes the seed (its amount without the void); 10000.50 comes back.
+    assert f.display_values("stud") == [("major", m("20000.50"))]
+    f.apply(finalize(3_800))  # both wins final; the void's position (2.2 s) still pending
+    r1, r2 = f.awards["T1/R1/1/player"], f.awards["T2/R2/1/player"]
+    assert (r2.state, r2.amount, r2.sequence) == (FINAL, m("10000.00"), 1)
+    assert (r1.state, r1.amount, r1.sequence) == (VOID, m("10000.50"), None)
+    meter = f.links["stud"].meters[0]
+    assert (meter.value, meter.awards_withheld, meter.awards_returned) == (
+        m("10000.00"),
+        m("10000.50"),
+        0,
+    )
+    assert meter.balanced()
+    assert f.display_values("stud") == [("major", m("20000.50"))]
+    state = dump(f)  # the return still to come survives a snapshot
+    assert dump(load(state, [stud_link()], TIMING)) == state
+    f.apply(finalize(10_000))
+    assert (r2.amount, r1.amount) == (m("10000.00"), m("10000.50"))
+    # R1's 0.25 and 0.05 are reversed at 2.2 s: its own award's reset took them, so the
+    # house covers both; then R1's 10000.50 returns to the meter.
+    assert (meter.value, meter.reserve, meter.awarded) == (m("20000.50"), 0, m("10000.00"))
+    assert (meter.awards_withheld, meter.awards_returned) == (m("10000.50"), m("10000.50"))
+    assert (meter.house_cover_meter, meter.house_cover_reserve) == (m("0.25"), m("0.05"))
+    assert meter.balanced()
