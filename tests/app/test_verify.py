@@ -40,6 +40,7 @@ from app.verify import (
     plan_segments,
     verify,
 )
+from app.views import round_view
 from app.writer import Submission, Writer
 from jackpot.config import LinkConfig, MeterConfig, Timing
 from jackpot.money import Money, parse_money, parse_rate
@@ -1209,6 +1210,8 @@ async def test_5_20_a_voided_rounds_pending_royal_flush_verifies_and_reconciles(
     r1, r2 = awards["T01/R1/1/player"], awards["T02/R2/1/player"]
     assert (r2.state, r2.amount) == ("final", m("10000.00"))  # the seed R1's reset left
     assert (r1.state, r1.amount) == ("void", m("10000.50"))
+    shown = round_view(floor.writer.service, "T01", "R1")["awards"][0]
+    assert (shown["state"], shown["withheld"], "amount" in shown) == ("void", "10000.50", False)
     major = floor.writer.service.floor.links["stud"].meters[0]
     assert (major.value, major.awards_withheld, major.awards_returned) == (
         m("10000.25"),
