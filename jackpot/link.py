@@ -97,31 +97,50 @@ class Link:
         copies = [replace(m) for m in self.meters]
         held = [0] * len(copies)  # per meter: to_meter not yet given to the copy
         pending = self.timeline.pending()
-        # A voided award's WIN is followed by its RETURN: what it holds for that, here.
-        voided = {id(e.source) for e in pending if e.kind == RETURN}
-        held_for: dict[int, int] = {}
-        returning: set[int] = set()  # reversals flagged IN_RETURN by this replay
+        replay = Replay(copies, pending)
         for event in pending:
             if event.kind == CONTRIBUTION:
                 held = [h + m for h, (m, _) in zip(held, event.amounts, strict=True)]
                 continue
             held = _contribute(copies, held)
-            if event.kind == REVERSAL:
-                reverse_contribution(copies, event, commit=False, returning=id(event) in returning)
-                continue
-            if event.kind == RETURN:
-                give_back(copies, event, held_for)
-                continue
-            if id(event) in voided:
-                if event.share == FULL_SHARE:
-                    returning.update(id(r) for r in own_reversals(pending, event, copies))
-                held_for[id(event)] = withhold(copies, event)[2]
-            else:
-                apply_event(copies, event)
-            if event.kind == RESET or event.share == FULL_SHARE:
-                copies[event.meter].reset_key = event.key  # as finalising does
+            replay.step(event)
         _contribute(copies, held)
         return [m.value for m in copies]
+
+
+class Replay:
+    """Pending events other than contributions, applied in event order to copies of the
+    meters as finalising would apply them, without changing the events (provisional
+    values: what the display and an instant's read show)."""
+
+    __slots__ = ("copies", "voided", "held_for", "returning", "_pending")
+
+    def __init__(self, copies: list[Meter], pending: list[Event]) -> None:
+        self.copies = copies
+        # A voided award's WIN is followed by its RETURN: what it holds for that, here.
+        self.voided = {id(e.source) for e in pending if e.kind == RETURN}
+        self.held_for: dict[int, int] = {}
+        self.returning: set[int] = set()  # reversals this replay flags as IN_RETURN
+        self._pending = pending
+
+    def step(self, event: Event) -> None:
+        copies = self.copies
+        if event.kind == REVERSAL:
+            returning = id(event) in self.returning
+            reverse_contribution(copies, event, commit=False, returning=returning)
+            return
+        if event.kind == RETURN:
+            give_back(copies, event, self.held_for)
+            return
+        if id(event) in self.voided:
+            if event.share == FULL_SHARE:
+                found = own_reversals(self._pending, event, copies)
+                self.returning.update(id(r) for r in found)
+            self.held_for[id(event)] = withhold(copies, event)[2]
+        else:
+            apply_event(copies, event)
+        if event.kind == RESET or event.share == FULL_SHARE:
+            copies[event.meter].reset_key = event.key  # as finalising does
 
 
 def _contribute(meters: list[Meter], held: list[int]) -> list[int]:
