@@ -329,9 +329,9 @@ def awards(api: Api, args: argparse.Namespace) -> int:
 # The reconciliation's flows, in the order they add up: opening + flows = closing.
 REPORT_FIELDS = (
     "opening_value", "opening_reserve", "contributions_meter", "contributions_reserve",
-    "reversed_meter", "reversed_reserve", "awards", "seed_from_reserve", "seed_from_house",
-    "house_cover", "reset_to_reserve", "corrections", "closing_value", "closing_reserve",
-    "balanced",
+    "reversed_meter", "reversed_reserve", "awards", "awards_withheld", "awards_returned",
+    "seed_from_reserve", "seed_from_house", "house_cover", "reset_to_reserve", "corrections",
+    "closing_value", "closing_reserve", "balanced",
 )  # fmt: skip
 
 

@@ -21,12 +21,14 @@ from app.timefmt import format_time
 from jackpot.money import format_exact, format_money
 from jackpot.reconcile import Ledger, reconcile
 
-# reversed_*: voided contributions taken back at the void's position (DESIGN.md, voids).
+# reversed_*: voided contributions taken back at the void's position; awards_withheld:
+# what voided awards took at their place for nobody, awards_returned: what came back of
+# it to the meter (DESIGN.md, voids).
 COLUMNS = (
     "link", "meter", "opening_value", "opening_reserve", "contributions_meter",
     "contributions_reserve", "reversed_meter", "reversed_reserve", "awards",
-    "seed_from_reserve", "seed_from_house", "house_cover", "reset_to_reserve", "corrections",
-    "closing_value", "closing_reserve", "balanced",
+    "awards_withheld", "awards_returned", "seed_from_reserve", "seed_from_house", "house_cover",
+    "reset_to_reserve", "corrections", "closing_value", "closing_reserve", "balanced",
 )  # fmt: skip
 
 

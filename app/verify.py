@@ -27,6 +27,7 @@ import contextlib
 import dataclasses
 import gc
 import hashlib
+import heapq
 import sys
 import time
 from collections import Counter
@@ -49,7 +50,7 @@ from jackpot.meter import Meter
 from jackpot.money import CENT, RATE_SCALE, Money, format_exact
 from jackpot.records import FINAL, PENDING, VOID, AwardRecord, CorrectionRecord, ResetRecord
 from jackpot.snapshot import canonical_json
-from jackpot.timeline import REVERSAL
+from jackpot.timeline import RETURN, REVERSAL
 from tables.bets import BetDecision, BoxBet, TableSettings, check_bets
 from tables.cards import DECK
 from tables.errors import TablesError
@@ -166,6 +167,8 @@ class Verifier:
         # Voided contributions still to leave the meters at the void's position
         # ("table/round/box" -> link, meter + reserve summed over the link's meters).
         self._reversing: dict[str, tuple[str, int]] = {}
+        # Voided awards whose RETURN stands on the timeline (checked once, at their void).
+        self._returning: set[str] = set()
         # Settled rounds are pruned from the state after a while (jackpot/floor.py): the
         # counts are kept here, as the entries go by.
         self.rounds = self.void_rounds = self.fixed_awards = self.fixed_total = 0
@@ -207,6 +210,8 @@ class Verifier:
                 if event.kind == REVERSAL and event.award is not None:
                     total = sum(m + r for m, r in event.amounts)
                     verifier._reversing[event.award] = (link.id, total)
+                if event.kind == RETURN and event.award is not None:
+                    verifier._returning.add(event.award)
         return verifier
 
     def check_snapshot(self, snapshot: str) -> bool:
@@ -405,27 +410,77 @@ class Verifier:
             return
         timeline = self.service.floor.links[link_id].timeline
         prefix = f"{table}/{round_id}/"
+        at = max(row.recorded_at_ms, timeline.watermark)
         for _, event in timeline.heap:
             award = event.award
+            if event.kind == RETURN and award is not None and award.startswith(prefix):
+                # A voided award's amount returns at the void's position too.
+                if event.time != at and award not in self._returning:
+                    self._flag(row, f"void {award}: returned at the void's instant", event.time, at)
+                self._returning.add(award)
             if event.kind != REVERSAL or award is None or not award.startswith(prefix):
                 continue
             if award in self._reversing:
                 continue
             box = int(award[len(prefix) :])
             self._reversing[award] = (link_id, amounts.get(box, 0))
-            at = max(row.recorded_at_ms, timeline.watermark)
             if event.time != at:
                 self._flag(row, f"void {award}: reversed at the void's instant", event.time, at)
 
     def _finalize(self, row: JournalRow, entry: dict[str, Any]) -> Iterable[str]:
         before = self._reversed_totals()
+        withheld_before = self._withheld_totals()
         result = self._apply(row, entry)
         if row.answer is not None:
             self._flag(row, "answer: a finalize entry answers no one", row.answer, None)
         if isinstance(result, FinalizeResult):
-            self._check_finalized(row, result.finalized)
+            self._check_finalized(row, result.finalized, result.withheld)
             self._check_reversed(row, result.reversed, before)
+            self._check_withheld(row, result.withheld, result.returned, withheld_before)
         return self._all_links
+
+    def _withheld_totals(self) -> dict[str, tuple[int, int]]:
+        return {
+            link.id: (
+                sum(m.awards_withheld for m in link.meters),
+                sum(m.awards_returned for m in link.meters),
+            )
+            for link in self.service.floor.links.values()
+        }
+
+    def _check_withheld(
+        self,
+        row: JournalRow,
+        withheld: Iterable[AwardRecord],
+        returned: Iterable[str],
+        before: dict[str, tuple[int, int]],
+    ) -> None:
+        """A voided award takes its amount at its place for nobody; what its own reset's
+        seed does not use returns to the meter at its void's position, exactly once
+        (DESIGN.md, voids)."""
+        expected = {link: [0, 0] for link in before}
+        for award in withheld:
+            if award.state != VOID or award.amount is None:
+                self._flag(row, f"award {award.id}: withheld, but not void", award.state, VOID)
+                continue
+            expected[award.link][0] += award.amount
+            expected[award.link][1] += award.amount - _held(award)
+        for award_id in returned:
+            found = self.service.floor.awards.get(award_id)
+            if found is None or found.amount is None or award_id not in self._returning:
+                self._flag(row, f"return {award_id}: final, but no void put it there", None, None)
+                continue
+            self._returning.discard(award_id)
+            expected[found.link][1] += _held(found)
+        for link, (withheld_total, returned_total) in self._withheld_totals().items():
+            got = [withheld_total - before[link][0], returned_total - before[link][1]]
+            if got != expected[link]:
+                self._flag(
+                    row,
+                    f"link {link}: voided awards' amounts [withheld, returned] by this finalize",
+                    got,
+                    expected[link],
+                )
 
     def _reversed_totals(self) -> dict[str, int]:
         return {
@@ -547,10 +602,16 @@ class Verifier:
                     )
 
     def _check_finalized(
-        self, row: JournalRow, records: Iterable[AwardRecord | ResetRecord]
+        self,
+        row: JournalRow,
+        records: Iterable[AwardRecord | ResetRecord],
+        withheld: Iterable[AwardRecord] = (),
     ) -> None:
         orders: Counter[str] = Counter()
-        for record in records:
+        # Voided awards take their place in event order too, without a number of their own.
+        place = {link: i for i, link in enumerate(self._all_links)}  # the floor's link order
+        merged = heapq.merge(records, withheld, key=lambda r: (place[r.link], r.event.key))
+        for record in merged if withheld else records:
             link, key = record.link, record.event.key
             # 4.5.2: awards (and resets) become final in event order, on every link, ever.
             last = self._last_key.get(link)
@@ -561,6 +622,9 @@ class Verifier:
             self._last_key[link] = key
             if isinstance(record, ResetRecord):
                 self._check_reset(row, record)
+                continue
+            if record.state == VOID:
+                self._check_award(row, record)
                 continue
             orders[link] += 1
             self._sequence[link] += 1
@@ -595,7 +659,8 @@ class Verifier:
             rest = value - amount
             # A 100 % award resets the meter: the remainder counts toward the seed, the
             # reserve and then the house fund the rest; a remainder above the seed stays.
-            need = max(0, f.seed - rest)
+            # A voided award's own amount funds its seed first (DESIGN.md, voids).
+            need = max(0, f.seed - rest - (amount if award.state == VOID else 0))
             if (
                 f.to_reserve
                 or f.from_reserve + f.from_house != need
@@ -665,6 +730,15 @@ class Verifier:
             first_seq=self.first_seq,
             checkpoint=self.checkpoint if self.ok else None,
         )
+
+
+def _held(award: AwardRecord) -> int:
+    """What a voided award holds for its void's position: its amount, less what funded
+    its own reset's seed (jackpot.meter.Meter.withhold), from its record alone."""
+    amount, value, f = award.amount or 0, award.meter_value or 0, award.funding
+    if f is None:
+        return amount
+    return amount - min(amount, max(0, f.seed - (value - amount)))
 
 
 def _decision(d: BetDecision) -> dict[str, Any]:

@@ -40,6 +40,10 @@ def meter_award(award: AwardRecord) -> dict[str, Any]:
         data["order"] = award.order
         data["sequence"] = award.sequence
         data["finalized_at"] = format_time(award.finalized_at or 0)
+    elif award.state == "void" and award.amount is not None:
+        # Voided while pending, it took this at its place for nobody; it went back to
+        # the meter (DESIGN.md, voids). Not `amount`: nobody is paid it.
+        data["withheld"] = format_money(award.amount)
     return data
 
 

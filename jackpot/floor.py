@@ -30,7 +30,16 @@ from jackpot.errors import (
     UnknownError,
 )
 from jackpot.expiry import OpenRounds, expired_error
-from jackpot.link import Link, applied_contribution, apply_event, reverse_contribution
+from jackpot.link import (
+    IN_RETURN,
+    Link,
+    applied_contribution,
+    apply_event,
+    give_back,
+    own_reversals,
+    reverse_contribution,
+    withhold,
+)
 from jackpot.money import RATE_SCALE, Money
 from jackpot.records import (
     EXPIRED,
@@ -48,7 +57,7 @@ from jackpot.records import (
     RoundRecord,
     SeedChange,
 )
-from jackpot.timeline import CONTRIBUTION, RESET, REVERSAL, WIN, Event
+from jackpot.timeline import CONTRIBUTION, RESET, RETURN, REVERSAL, WIN, Event
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +75,7 @@ class OutcomeResult:
 class VoidResult:
     round: RoundRecord
     reversed: tuple[tuple[int, int], ...]  # (box, contribution reversed: meter + reserve)
-    cancelled: tuple[str, ...]  # pending meter awards cancelled
+    cancelled: tuple[str, ...]  # pending meter awards voided (paid to nobody)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +84,10 @@ class FinalizeResult:
     stale: tuple[RoundRecord, ...]  # rounds that just passed round_timeout
     pruned: tuple[tuple[str, str], ...] = ()  # settled rounds no longer kept in memory
     reversed: tuple[str, ...] = ()  # "table/round/box": voided contributions now reversed
+    # Voided awards that took their amount at their place, paid to nobody (DESIGN.md,
+    # voids), and the awards whose amount just returned to the meter at the void's position.
+    withheld: tuple[AwardRecord, ...] = ()
+    returned: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -352,8 +365,7 @@ class Floor:
         for award_id in rnd.awards:
             award = self.awards[award_id]
             if award.box in voided and award.state == PENDING and link is not None:
-                award.state = VOID
-                link.timeline.cancel(award.event)
+                self._withhold(link, award, cmd.version)
                 cancelled.append(award_id)
         for fixed in rnd.fixed:
             if fixed.award.box in voided or fixed.award.for_box in voided:
@@ -400,12 +412,34 @@ class Floor:
             applied.append((m_in - from_meter, r_in - from_reserve))
         event.applied = tuple(applied)
 
+    def _withhold(self, link: Link, award: AwardRecord, version: int) -> None:
+        """A voided box's pending award is paid to nobody, at the current position.
+
+        It keeps its place on the timeline, so that no award dealt before the void changes
+        (5.20; 4.5.1: each winner takes the value that follows the one before): there it
+        takes its amount (a 100 % award resets the meter, its own amount funding the seed
+        first), and a RETURN event at the void's position gives the rest back to the
+        meter (`Meter.withhold`). One that
+        stands after that position (dealt_at ahead of the server's clock), and any voided
+        by an entry of version 1, simply leaves the timeline.
+        """
+        award.state = VOID
+        timeline = link.timeline
+        at = max(self.now, timeline.watermark)
+        if version < 2 or award.event.time > at:
+            timeline.cancel(award.event)
+            return
+        key = timeline.key(at, RETURN, award.table, award.box)
+        timeline.push(Event(key, award=award.id, meter=award.event.meter, source=award.event))
+
     # -- the watermark ---------------------------------------------------------------
 
     def finalize(self) -> FinalizeResult:
         now, timing = self.now, self.timing
         finalized: list[AwardRecord | ResetRecord] = []
         reversed_: list[str] = []
+        withheld: list[AwardRecord] = []
+        returned: list[str] = []
         stale: list[RoundRecord] = []
         timeout = timing.round_timeout_ms
         for link in self.links.values():
@@ -431,8 +465,22 @@ class Floor:
                     assert event.award is not None
                     reversed_.append(event.award)
                     continue
+                if event.kind == RETURN:
+                    give_back(link.meters, event)
+                    assert event.award is not None
+                    returned.append(event.award)
+                    continue
                 meter = link.meters[event.meter]
                 value_before = meter.value
+                if event.kind == WIN and self.awards[str(event.award)].state == VOID:
+                    if event.share == RATE_SCALE:
+                        heap = (e for _, e in link.timeline.heap if not e.cancelled)
+                        for reversal in own_reversals(heap, event, link.meters):
+                            reversal.share = IN_RETURN
+                    withheld.append(self._withheld(link, event, value_before))
+                    if event.share == RATE_SCALE:
+                        meter.reset_key = event.key  # as for a win (jackpot.link.withhold)
+                    continue
                 result = apply_event(link.meters, event)
                 assert result is not None and event.award is not None
                 if event.kind == RESET:
@@ -454,7 +502,23 @@ class Floor:
         for record in finalized:
             if isinstance(record, AwardRecord):
                 self.done.append((now, record.table, record.round))
-        return FinalizeResult(tuple(finalized), tuple(stale), self._prune(), tuple(reversed_))
+        return FinalizeResult(
+            tuple(finalized),
+            tuple(stale),
+            self._prune(),
+            tuple(reversed_),
+            tuple(withheld),
+            tuple(returned),
+        )
+
+    def _withheld(self, link: Link, event: Event, value_before: Money) -> AwardRecord:
+        """A voided award at its place (`_withhold`): it takes its amount for nobody."""
+        amount, funding, held = withhold(link.meters, event)
+        event.applied = ((amount, held),)  # for its RETURN (jackpot.link.give_back)
+        award = self.awards[str(event.award)]
+        award.amount, award.funding, award.meter_value = amount, funding, value_before
+        award.finalized_at = self.now
+        return award
 
     def _prune(self) -> tuple[tuple[str, str], ...]:
         """Drop rounds settled or void more than retain_ms ago (their awards stay)."""
@@ -596,8 +660,7 @@ class Floor:
         for award_id in rnd.awards:
             award = self.awards[award_id]
             if award.state == PENDING and link is not None:
-                award.state = VOID
-                link.timeline.cancel(award.event)
+                self._withhold(link, award, cmd.version)
         for fixed in rnd.fixed:
             fixed.voided = True
         rnd.state, rnd.void_reason = VOID, cmd.reason
@@ -619,8 +682,9 @@ class Floor:
         return [(m.id, v) for m, v in zip(state.config.meters, values, strict=True)]
 
     def pending_awards(self, link: str) -> list[AwardRecord]:
+        # A voided award still waiting for its place is pending for nobody.
         return [
             self.awards[e.award]
             for e in self.link(link).timeline.pending()
-            if e.kind == WIN and e.award is not None
+            if e.kind == WIN and e.award is not None and self.awards[e.award].state == PENDING
         ]

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from jackpot.config import LinkConfig, Timing
 from jackpot.meter import Funding, Meter
 from jackpot.money import FULL_SHARE, Money
-from jackpot.timeline import CONTRIBUTION, RESET, REVERSAL, WIN, Event, Timeline
+from jackpot.timeline import CONTRIBUTION, RESET, RETURN, REVERSAL, WIN, Event, Timeline
 
 
 @dataclass(slots=True)
@@ -95,17 +96,14 @@ class Link:
         # never negative), as the sums above assume. What the reserve gets does not count.
         copies = [replace(m) for m in self.meters]
         held = [0] * len(copies)  # per meter: to_meter not yet given to the copy
-        for event in self.timeline.pending():
+        pending = self.timeline.pending()
+        replay = Replay(copies, pending)
+        for event in pending:
             if event.kind == CONTRIBUTION:
                 held = [h + m for h, (m, _) in zip(held, event.amounts, strict=True)]
                 continue
             held = _contribute(copies, held)
-            if event.kind == REVERSAL:
-                reverse_contribution(copies, event, commit=False)
-                continue
-            apply_event(copies, event)
-            if event.kind == RESET or event.share == FULL_SHARE:
-                copies[event.meter].reset_key = event.key  # as finalising does
+            replay.step(event)
         _contribute(copies, held)
         return [m.value for m in copies]
 
@@ -118,14 +116,49 @@ class Link:
         has left the reserve when the value is back at the seed.
         """
         copies = [replace(m) for m in self.meters]
-        for event in self.timeline.pending():
+        pending = list(self.timeline.pending())
+        replay = Replay(copies, pending)
+        for event in pending:
             if event.kind == CONTRIBUTION:
                 applied_contribution(copies, event)
-            elif event.kind == REVERSAL:
-                reverse_contribution(copies, event, commit=False)
             else:
-                apply_event(copies, event)
+                replay.step(event)
         return [(m.value, m.reserve) for m in copies]
+
+
+class Replay:
+    """Pending events other than contributions, applied in event order to copies of the
+    meters as finalising would apply them, without changing the events (provisional
+    values: what the display and an instant's read show)."""
+
+    __slots__ = ("copies", "voided", "held_for", "returning", "_pending")
+
+    def __init__(self, copies: list[Meter], pending: list[Event]) -> None:
+        self.copies = copies
+        # A voided award's WIN is followed by its RETURN: what it holds for that, here.
+        self.voided = {id(e.source) for e in pending if e.kind == RETURN}
+        self.held_for: dict[int, int] = {}
+        self.returning: set[int] = set()  # reversals this replay flags as IN_RETURN
+        self._pending = pending
+
+    def step(self, event: Event) -> None:
+        copies = self.copies
+        if event.kind == REVERSAL:
+            returning = id(event) in self.returning
+            reverse_contribution(copies, event, commit=False, returning=returning)
+            return
+        if event.kind == RETURN:
+            give_back(copies, event, self.held_for)
+            return
+        if id(event) in self.voided:
+            if event.share == FULL_SHARE:
+                found = own_reversals(self._pending, event, copies)
+                self.returning.update(id(r) for r in found)
+            self.held_for[id(event)] = withhold(copies, event)[2]
+        else:
+            apply_event(copies, event)
+        if event.kind == RESET or event.share == FULL_SHARE:
+            copies[event.meter].reset_key = event.key  # as finalising does
 
 
 def _contribute(meters: list[Meter], held: list[int]) -> list[int]:
@@ -155,7 +188,35 @@ def applied_contribution(meters: list[Meter], event: Event) -> tuple[tuple[int, 
     )
 
 
-def reverse_contribution(meters: list[Meter], event: Event, *, commit: bool = True) -> None:
+# REVERSAL `share`: its contribution was in the meter when its box's voided award took
+# the meter's value (`own_reversals`): it comes back with that award's amount.
+IN_RETURN = 1
+
+
+def own_reversals(events: Iterable[Event], win: Event, meters: list[Meter]) -> list[Event]:
+    """The pending reversals of a voided 100 % award's own box (`award` is the box's id
+    and the target's) whose contribution the award took with the meter's value.
+
+    Its reset leaves them outside the meter, yet they return to it with the award's
+    amount at the void's position: the reversal at that position (5.20: no earlier
+    award changes) takes them from the meter, not from the house.
+    """
+    assert win.award is not None
+    box = win.award.rsplit("/", 1)[0]
+    reset_key = meters[win.meter].reset_key
+    return [
+        e
+        for e in events
+        if e.kind == REVERSAL
+        and e.award == box
+        and e.source is not None
+        and reset_key < e.source.key < win.key
+    ]
+
+
+def reverse_contribution(
+    meters: list[Meter], event: Event, *, commit: bool = True, returning: bool = False
+) -> None:
     """Apply a REVERSAL event: one voided box's contribution leaves at the void's position.
 
     The ceiling may have sent part of the round's meter share to the reserve: reverse
@@ -173,7 +234,36 @@ def reverse_contribution(meters: list[Meter], event: Event, *, commit: bool = Tr
     for meter, (m_in, r_in), (m, r) in zip(meters, applied, event.amounts, strict=True):
         from_meter = min(m, m_in)
         from_reserve = r + m - from_meter
-        meter.reverse(from_meter, from_reserve, in_meter=source.key > meter.reset_key)
+        in_meter = source.key > meter.reset_key or returning or event.share == IN_RETURN
+        meter.reverse(from_meter, from_reserve, in_meter=in_meter)
         left.append((m_in - from_meter, r_in - from_reserve))
     if commit:
         source.applied = tuple(left)
+
+
+def withhold(meters: list[Meter], event: Event) -> tuple[Money, Funding | None, int]:
+    """Apply the WIN of a voided award (`Meter.withhold`): (amount, funding, held).
+
+    A 100 % one resets the meter as a win does, and the caller moves the meter's
+    `reset_key` as for a win: a reversal after it finds the meter as the history
+    without the void does (5.20).
+    """
+    return meters[event.meter].withhold(event.share)
+
+
+def give_back(meters: list[Meter], event: Event, held_for: dict[int, int] | None = None) -> int:
+    """Apply a RETURN event: what a voided award holds returns to its meter.
+
+    The award's WIN event comes before it (it stands at or before the void's position),
+    so the amount is known: in `held_for` during a display's provisional replay, else in
+    the WIN event's `applied`, ((amount, held),), set when it became final.
+    """
+    win = event.source
+    assert win is not None
+    if held_for is not None and id(win) in held_for:
+        held = held_for[id(win)]
+    else:
+        assert win.applied is not None
+        held = win.applied[0][1]
+    meters[win.meter].give_back(held)
+    return held

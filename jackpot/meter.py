@@ -31,6 +31,8 @@ LEDGER = (
     "overflow",
     "reversed_meter",
     "reversed_reserve",
+    "awards_withheld",
+    "awards_returned",
 )
 
 
@@ -39,17 +41,21 @@ class Meter:
     """The meter's state after every event before the watermark (the final part).
 
     Ledger identity, to the micro-unit, at every instant:
-        contributed + house_funded + corrections == awarded + value + reserve
+        contributed + house_funded + corrections == awarded + value + reserve + withheld
     and, flow by flow (what a reconciliation report shows for a period):
-        value   = to_meter - reversed_meter - awarded + reserve_funded + house_seed
-                  + house_cover_meter - reset_to_reserve + corrections
+        value   = to_meter - reversed_meter - awarded - awards_withheld + awards_returned
+                  + reserve_funded + house_seed + house_cover_meter - reset_to_reserve
+                  + corrections
         reserve = to_reserve - reversed_reserve - reserve_funded + reset_to_reserve
                   + house_cover_reserve
     `contributed` is net of reversed (voided) contributions: a void at the current
     position counts them in reversed_*; one replayed by the rules before issue 16
     (entry version 1) took them out of to_meter / to_reserve. The house funds the first seed,
     every reset shortfall (house_seed) and any reversal the meter or the reserve no
-    longer holds (house_cover_*); corrections are audited operator adjustments.
+    longer holds (house_cover_*); corrections are audited operator adjustments. A voided
+    box's pending award still takes its amount at its place (awards_withheld: paid to
+    nobody) and gives it back to the meter (awards_returned): at once what funds its own
+    reset, the rest at the void's position; `withheld` is what is between the two.
     """
 
     config: MeterConfig
@@ -69,6 +75,8 @@ class Meter:
     overflow: int = 0  # contributions sent to the reserve by the ceiling (within to_reserve)
     reversed_meter: int = 0  # voided contributions taken back at the void's position
     reversed_reserve: int = 0
+    awards_withheld: int = 0  # voided awards: taken at their place, paid to nobody
+    awards_returned: int = 0  # ... and given back to the meter at their void's position
     reset_key: tuple[int, int, int, str, int, int] = (-1, 0, 0, "", 0, 0)  # last final reset
 
     @classmethod
@@ -86,6 +94,11 @@ class Meter:
     @property
     def contributed(self) -> int:
         return self.to_meter + self.to_reserve - self.reversed_meter - self.reversed_reserve
+
+    @property
+    def withheld(self) -> int:
+        """Taken by voided awards whose void's position is not final yet."""
+        return self.awards_withheld - self.awards_returned
 
     @property
     def house_funded(self) -> int:
@@ -147,6 +160,35 @@ class Meter:
         self.awarded += amount
         return Money(amount), self.reset(operator=False) if reset else None
 
+    def withhold(self, share: int) -> tuple[Money, Funding | None, int]:
+        """A voided box's award at its place: (amount, funding, held).
+
+        It takes its share as an award would, so that every award after it takes the
+        value that follows it (5.20, 4.5.1), and pays it to nobody. A 100 % award resets
+        the meter: its own amount funds the seed first (the seed is not funded twice when
+        the amount returns), then the reserve and the house as at any reset. What is left
+        (`held`) returns to the meter at the void's position (`give_back`).
+        """
+        amount = share_of(self.value, share)
+        self.value = Money(self.value - amount)
+        self.awards_withheld += amount
+        if share != FULL_SHARE:
+            return Money(amount), None, amount
+        seed = self.next_seed if self.next_seed is not None else self.seed
+        refund = min(amount, max(0, seed - self.value))
+        self.value = Money(self.value + refund)
+        self.awards_returned += refund
+        return Money(amount), self.reset(operator=False), amount - refund
+
+    def give_back(self, amount: int) -> None:
+        """A voided award's held amount returns to the meter at its void's position.
+
+        It is the meter's own money (4.5.1): it comes back whole, ceiling or not (the
+        ceiling sends contributions to the reserve, not what the meter already held).
+        """
+        self.value = Money(self.value + amount)
+        self.awards_returned += amount
+
     def correct(self, delta: int) -> None:
         """An audited adjustment of the value (5.24): the house gives or takes it."""
         self.value = Money(self.value + delta)
@@ -183,6 +225,8 @@ class Meter:
             self.to_meter
             - self.reversed_meter
             - self.awarded
+            - self.awards_withheld
+            + self.awards_returned
             + self.reserve_funded
             + self.house_seed
             + self.house_cover_meter

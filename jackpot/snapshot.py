@@ -56,7 +56,7 @@ def _event(e: Event) -> list[Any]:
         e.share,
         e.cancelled,
     ]
-    if e.source is not None:  # a REVERSAL: the serial of the contribution it reverses
+    if e.source is not None:  # REVERSAL, RETURN: the serial of the event it takes back
         data.append(e.source.key[5])
     return data
 
@@ -67,7 +67,7 @@ def _funding(f: Funding | None) -> list[int] | None:
 
 # Flows added after snapshots were first stored: written only when not zero, so that the
 # state of a journal without them dumps to the same bytes as before (verify --since).
-_NEWER_FLOWS = ("reversed_meter", "reversed_reserve")
+_NEWER_FLOWS = ("reversed_meter", "reversed_reserve", "awards_withheld", "awards_returned")
 
 
 def _meter(m: Meter) -> dict[str, Any]:
@@ -206,7 +206,7 @@ def load(
             [list(p) for p in ld["pending_sums"]],
             ld["pending_awards"],
         )
-        tl.pending_reversals = sum(1 for _, e in tl.heap if e.kind == REVERSAL and not e.cancelled)
+        tl.pending_reversals = sum(1 for _, e in tl.heap if e.kind >= REVERSAL and not e.cancelled)
         link.open_rounds = {(t, r): at for t, r, at in ld["open_rounds"]}
         link.sequence = ld["sequence"]
     for rd in data["rounds"]:

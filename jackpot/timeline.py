@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 # Same instant: contributions first (a win at t includes every contribution with
 # time <= t, DESIGN.md), then wins, then operator resets, then the reversals of voided
-# contributions (a void takes effect at the current position: an award dealt at or
-# before its instant keeps what it was dealt, 5.20).
-CONTRIBUTION, WIN, RESET, REVERSAL = 0, 1, 2, 3
+# contributions, then the returns of voided awards' amounts (a void takes effect at the
+# current position: an award dealt at or before its instant keeps what it was dealt, 5.20).
+CONTRIBUTION, WIN, RESET, REVERSAL, RETURN = 0, 1, 2, 3, 4
 
 # (time, kind, tiebreak, table, box, serial): a total order. `serial` is unique per
 # link, so two keys are never equal and the event objects are never compared.
@@ -42,6 +42,7 @@ class Event:
     key: Key
     # CONTRIBUTION: per meter (to_meter, to_reserve) as contributed; after applying,
     # `applied` holds what went where (the ceiling may have sent part to the reserve).
+    # WIN of a voided award: once applied, `applied` is ((amount taken, amount held),).
     amounts: tuple[tuple[int, int], ...] = ()
     applied: tuple[tuple[int, int], ...] | None = None
     award: str | None = None  # WIN / RESET: the award or reset record's id
@@ -49,7 +50,8 @@ class Event:
     share: int = 0  # WIN: share of the meter
     cancelled: bool = False
     # REVERSAL: the round's contribution event it takes `amounts` (one box's) back from;
-    # `award` is then "table/round/box".
+    # `award` is then "table/round/box". RETURN: the voided award's WIN event whose
+    # amount it gives back to the meter; `award` is the award's id.
     source: Event | None = None
 
     @property
@@ -76,7 +78,7 @@ class Timeline:
         # Per meter, the pending (to_meter, to_reserve) sums, for display values.
         self.pending_sums = [[0, 0] for _ in range(meters)]
         self.pending_awards = 0  # pending WIN / RESET events not cancelled
-        self.pending_reversals = 0  # pending REVERSAL events (derived: not in snapshots)
+        self.pending_reversals = 0  # pending REVERSAL, RETURN events (derived: not in snapshots)
 
     def key(self, time: int, kind: int, table: str, box: int) -> Key:
         self.serial += 1
@@ -88,7 +90,7 @@ class Timeline:
             for sums, (m, r) in zip(self.pending_sums, event.amounts, strict=True):
                 sums[0] += m
                 sums[1] += r
-        elif event.kind == REVERSAL:
+        elif event.kind >= REVERSAL:
             self.pending_reversals += 1
         else:
             self.pending_awards += 1
@@ -102,7 +104,7 @@ class Timeline:
             for sums, (m, r) in zip(self.pending_sums, event.amounts, strict=True):
                 sums[0] -= m
                 sums[1] -= r
-        elif event.kind == REVERSAL:
+        elif event.kind >= REVERSAL:
             self.pending_reversals -= 1
         else:
             self.pending_awards -= 1
@@ -129,7 +131,7 @@ class Timeline:
                 for sums, (m, r) in zip(self.pending_sums, event.amounts, strict=True):
                     sums[0] -= m
                     sums[1] -= r
-            elif event.kind == REVERSAL:
+            elif event.kind >= REVERSAL:
                 self.pending_reversals -= 1
             else:
                 self.pending_awards -= 1

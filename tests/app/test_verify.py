@@ -40,6 +40,7 @@ from app.verify import (
     plan_segments,
     verify,
 )
+from app.views import round_view
 from app.writer import Submission, Writer
 from jackpot.config import LinkConfig, MeterConfig, Timing
 from jackpot.money import Money, parse_money, parse_rate
@@ -1186,3 +1187,45 @@ def test_a_journal_written_before_issue_16_replays_as_it_was_applied() -> None:
     }
     major = verifier.service.floor.links["stud"].meters[0]
     assert (major.value, major.reserve) == (m("8100.21"), m("0.05"))
+
+
+async def test_5_20_a_voided_rounds_pending_royal_flush_verifies_and_reconciles() -> None:
+    """R1's royal flush (T01) and R2's (T02, dealt after it) are pending when R1 is voided:
+    R2 takes the value that follows R1's (4.5.1, 5.20), R1's amount is paid to nobody and
+    returns to the meter; the replay checks every step and the reconciliation shows it."""
+    floor = Floor()
+    t = floor.now
+    await floor.post("bets", "T01", "R1", {"closed_at": t, "boxes": [box(1)]})
+    await floor.post("bets", "T02", "R2", {"closed_at": t + 100, "boxes": [box(1)]})
+    floor.now = t + 1_200
+    await floor.post("outcome", "T01", "R1", one("AS KS QS JS TS", t + 1_000))
+    floor.now = t + 1_600
+    await floor.post("outcome", "T02", "R2", one("AH KH QH JH TH", t + 1_500))
+    floor.now = t + 2_200  # noticed after R2 began
+    await floor.post("void", "T01", "R1", {"reason": "5.20", "boxes": None})
+    await floor.later(1_700)  # both wins final, the void's position (2.2 s) not yet
+    assert floor.writer.service.floor.links["stud"].meters[0].withheld == m("0.50")
+    await floor.later(10_000)
+    awards = floor.writer.service.floor.awards
+    r1, r2 = awards["T01/R1/1/player"], awards["T02/R2/1/player"]
+    assert (r2.state, r2.amount) == ("final", m("10000.00"))  # the seed R1's reset left
+    assert (r1.state, r1.amount) == ("void", m("10000.50"))
+    shown = round_view(floor.writer.service, "T01", "R1")["awards"][0]
+    assert (shown["state"], shown["withheld"], "amount" in shown) == ("void", "10000.50", False)
+    major = floor.writer.service.floor.links["stud"].meters[0]
+    assert (major.value, major.awards_withheld, major.awards_returned) == (
+        m("10000.25"),
+        m("10000.50"),
+        m("10000.50"),
+    )
+    report = verify_rows(await rows_of(floor.journal)).report()
+    assert report.ok, format_report(report)
+    assert report.meter_awards == 1
+    rec = await reconciliation(floor.journal, CONFIG, -(2**62), 2**62)
+    row = next(r for r in rec["meters"] if (r["link"], r["meter"]) == ("stud", "major"))
+    assert (row["awards"], row["awards_withheld"], row["awards_returned"]) == (
+        "10000.00",
+        "10000.50",
+        "10000.50",
+    )
+    assert (row["closing_value"], row["balanced"]) == ("10000.25", True)

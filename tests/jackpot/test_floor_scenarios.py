@@ -6,7 +6,7 @@ import pytest
 
 from jackpot.errors import ClockSkewError, StaleRoundError, StateConflictError, UnknownError
 from jackpot.floor import Floor
-from jackpot.records import FINAL, PENDING
+from jackpot.records import FINAL, PENDING, VOID
 from jackpot.snapshot import dump, load
 from tests.jackpot.support import (
     ROYAL,
@@ -170,8 +170,13 @@ def test_void_of_a_pending_award_cancels_it() -> None:
     f.apply(outcome("T1", "R1", 1_000, (1, ROYAL, 500)))
     f.apply(void("T1", "R1", 1_500))
     f.apply(finalize(5_000))
-    assert f.awards["T1/R1/1/player"].state == "void"
+    award = f.awards["T1/R1/1/player"]
+    # It took the meter at its place for nobody (10000.00 of it its own reset's seed):
+    # the rest, R1's 0.25, came back at the void and left as reversed.
+    assert (award.state, award.amount) == ("void", m("10000.25"))
     assert value(f) == m("10000.00")
+    meter = f.links["stud"].meters[0]
+    assert (meter.reserve, meter.awarded, meter.house_funded) == (0, 0, m("10000.00"))
 
 
 def test_reset_funds_the_seed_from_the_reserve_first_then_the_house() -> None:
@@ -363,3 +368,51 @@ def test_display_counts_a_pending_reversal_at_once() -> None:
         m("0.05"),
         m("0.25"),
     )
+
+
+def test_5_20_4_5_1_a_voided_rounds_pending_award_still_takes_its_place() -> None:
+    # A void at the current position changes no award dealt before it (5.20): R2's
+    # royal flush, dealt after R1's, takes the value that follows R1's (4.5.1) though R1
+    # is voided while both are pending. R1's award is paid to nobody: what it took at its
+    # place comes back to the meter, first as its own reset's seed, the rest at the
+    # void's position.
+    f = floor()
+    f.apply(bets("T1", "R1", 0, 0, (1, "1.00")))
+    f.apply(bets("T2", "R2", 100, 100, (1, "1.00")))
+    f.apply(outcome("T1", "R1", 1_200, (1, ROYAL, 1_000)))
+    f.apply(outcome("T2", "R2", 1_600, (1, ROYAL, 1_500)))
+    f.apply(finalize(2_000))
+    assert f.awards["T1/R1/1/player"].state == PENDING
+    assert f.awards["T2/R2/1/player"].state == PENDING
+    f.apply(void("T1", "R1", 2_200))  # noticed after R2 began
+    # Seed 10000.00 + two contributions of 0.25: R1 takes 10000.50, of which 10000.00 is
+    # its reset's seed; R2 takes that seed (its amount without the void); at 2.2 s R1's
+    # 0.25 is reversed and the 0.50 R1 still holds comes back.
+    assert f.display_values("stud") == [("major", m("10000.25"))]
+    f.apply(finalize(3_800))  # both wins final; the void's position (2.2 s) still pending
+    r1, r2 = f.awards["T1/R1/1/player"], f.awards["T2/R2/1/player"]
+    assert (r2.state, r2.amount, r2.sequence) == (FINAL, m("10000.00"), 1)
+    assert (r1.state, r1.amount, r1.sequence) == (VOID, m("10000.50"), None)
+    assert r1.funding is not None and (r1.funding.from_reserve, r1.funding.from_house) == (0, 0)
+    meter = f.links["stud"].meters[0]
+    assert (meter.value, meter.awards_withheld, meter.awards_returned, meter.withheld) == (
+        m("10000.00"),
+        m("10000.50"),
+        m("10000.00"),
+        m("0.50"),
+    )
+    assert meter.balanced()
+    assert f.display_values("stud") == [("major", m("10000.25"))]
+    assert f.pending_awards("stud") == []  # R1 waits for its place for nobody
+    state = dump(f)  # the return still to come survives a snapshot
+    assert dump(load(state, [stud_link()], TIMING)) == state
+    assert load(state, [stud_link()], TIMING).display_values("stud") == [("major", m("10000.25"))]
+    f.apply(finalize(10_000))
+    assert (r2.amount, r1.amount) == (m("10000.00"), m("10000.50"))
+    # What is left is R2's 0.25: R1's came back with R1's amount and left as reversed. Its
+    # 0.05 of reserve funded R2's reset: the house covers that.
+    assert (meter.value, meter.reserve, meter.awarded) == (m("10000.25"), 0, m("10000.00"))
+    assert (meter.awards_withheld, meter.awards_returned) == (m("10000.50"), m("10000.50"))
+    assert (meter.reversed_meter, meter.reversed_reserve) == (m("0.25"), m("0.05"))
+    assert (meter.house_cover_meter, meter.house_cover_reserve) == (0, m("0.05"))
+    assert meter.balanced()

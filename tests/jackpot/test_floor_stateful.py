@@ -51,10 +51,11 @@ class FloorMachine(RuleBasedStateMachine):
         result = self.apply(Finalize(self.now))
         assert isinstance(result, FinalizeResult)
         # A meter decreases only by an award, a void or an operator change: at a finalize,
-        # by an award, a reset or a void's reversal that the watermark passed.
-        if not result.finalized and not result.reversed:
+        # by an award (a voided one too, at its place), a reset or a void's reversal that
+        # the watermark passed.
+        if not result.finalized and not result.reversed and not result.withheld:
             assert all(a >= b for a, b in zip(self.final_values(), before, strict=True))
-        for record in result.finalized:
+        for record in [*result.finalized, *result.withheld]:
             if isinstance(record, AwardRecord):
                 assert record.meter_value is not None and record.amount is not None
                 assert 0 <= record.amount <= record.meter_value
@@ -162,9 +163,9 @@ class FloorMachine(RuleBasedStateMachine):
             assert meter.balanced()
             assert (
                 meter.contributed + meter.house_funded + meter.corrections
-                == meter.awarded + meter.value + meter.reserve
+                == meter.awarded + meter.value + meter.reserve + meter.withheld
             )
-            assert meter.value >= 0 and meter.reserve >= 0
+            assert meter.value >= 0 and meter.reserve >= 0 and meter.withheld >= 0
             assert meter.awarded % CENT == 0
 
     @invariant()
