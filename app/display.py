@@ -33,6 +33,7 @@ from app.broadcast import Broadcaster, Subscription
 STATIC = Path(__file__).parent / "static"
 PROBLEM = "application/problem+json"
 CLOSE_TIMEOUT_S = 2.0
+MAX_CLOSE_REASON = 123
 
 
 def display_router(broadcaster: Broadcaster, *, display_token: str | None = None) -> APIRouter:
@@ -57,7 +58,7 @@ def display_router(broadcaster: Broadcaster, *, display_token: str | None = None
         try:
             subscription = broadcaster.subscribe(link)
         except KeyError:
-            await websocket.close(4404, f"unknown link {link!r}")
+            await websocket.close(4404, close_reason(f"unknown link {link!r}"))
             return
         await _serve(websocket, subscription)
 
@@ -117,6 +118,15 @@ async def _wait_disconnect(websocket: WebSocket) -> None:
     # Displays send nothing; reading still matters, to see the client's close frame.
     while (await websocket.receive())["type"] != "websocket.disconnect":
         pass
+
+
+def close_reason(text: str) -> str:
+    """At most 123 bytes of UTF-8 (RFC 6455 5.5: a control frame's payload is at most 125,
+    two of them the code): a longer reason makes the close itself fail."""
+    data = text.encode()
+    if len(data) <= MAX_CLOSE_REASON:
+        return text
+    return data[: MAX_CLOSE_REASON - 3].decode(errors="ignore") + "..."
 
 
 def _token_ok(websocket: WebSocket, token: str) -> bool:

@@ -242,3 +242,12 @@ async def test_link_state_page_and_static_files(served: Served) -> None:
         for path, media in checks.items():
             response = await http.get(path)
             assert response.status_code == 200 and media(response.headers["content-type"])
+
+
+@pytest.mark.parametrize("link", ["x" * 200, "é" * 100, "x" * 4000])
+async def test_a_link_id_of_any_length_closes_4404_cleanly(served: Served, link: str) -> None:
+    # A close reason is at most 123 bytes (RFC 6455 5.5): "unknown link '<200 x>'" made
+    # the server's close raise `control frame too long` and the client got no code.
+    async with connect(served.ws(link), compression=None) as ws:
+        assert await close_code(ws) == 4404
+        assert ws.close_reason is not None and len(ws.close_reason.encode()) <= 123
