@@ -6,7 +6,8 @@ connection slot for ever, and `limit_concurrency` then refuses everyone else.
 `GuardedHttpProtocol` gives every request `request_read_timeout_s` to arrive whole
 (head and body) from the connection's first byte or the end of the previous answer,
 and its head `MAX_HEAD_BYTES`; it also applies `limit_concurrency` to websocket
-upgrades, which uvicorn lets through uncounted.
+upgrades, which uvicorn lets through uncounted, and answers a handshake line too long
+for the websockets library (414 or 431) instead of leaving the client waiting.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from app.settings import Settings
 WS_MAX_SIZE = 4096
 # Request line and headers: a table's are well under 2 KiB (nginx's default buffer is 8).
 MAX_HEAD_BYTES = 16_384
+# The websockets library's bound on one line of a handshake (8,192), less " HTTP/1.1".
+WS_MAX_LINE = 8_000
 
 
 class GuardedHttpProtocol(HttpToolsProtocol):
@@ -66,6 +69,14 @@ class GuardedHttpProtocol(HttpToolsProtocol):
 
     def handle_websocket_upgrade(self) -> None:
         self._disarm()
+        # The websockets library fails the handshake with a traceback, and the client
+        # waits for an answer it never gets, on a line above 8 KiB: answer it here.
+        if len(self.url) > WS_MAX_LINE:
+            self._refuse(b"414 URI Too Long")
+            return
+        if any(len(name) + len(value) + 2 > WS_MAX_LINE for name, value in self.headers):
+            self._refuse(b"431 Request Header Fields Too Large")
+            return
         limit = self.limit_concurrency
         if limit is not None and len(self.connections) >= limit:
             self.logger.warning("Exceeded concurrency limit (websocket).")

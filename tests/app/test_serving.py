@@ -154,6 +154,23 @@ async def test_a_display_that_sends_a_big_message_is_closed_1009() -> None:
         assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
 
 
+@pytest.mark.parametrize(
+    ("link", "headers", "status"),
+    [("x" * 10_000, {}, 414), ("stud", {"x-long": "a" * 9_000}, 431)],
+)
+async def test_a_handshake_line_too_long_for_the_websockets_library_gets_an_answer(
+    link: str, headers: dict[str, str], status: int
+) -> None:
+    # Without it: a traceback in the server's log, and the client waits for ever.
+    async with serve() as (port, _):
+        with pytest.raises(InvalidStatus) as refused:
+            async with asyncio.timeout(5):
+                await connect(
+                    f"ws://127.0.0.1:{port}/v1/links/{link}/ws", additional_headers=headers
+                )
+        assert refused.value.response.status_code == status
+
+
 async def test_beyond_max_connections_websockets_and_requests_get_503() -> None:
     async with serve(max_connections=16) as (port, _):
         url = f"ws://127.0.0.1:{port}/v1/links/stud/ws"
