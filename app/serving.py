@@ -5,9 +5,11 @@ opens and sends nothing, or trickles its request a byte at a time: each holds a
 connection slot for ever, and `limit_concurrency` then refuses everyone else.
 `GuardedHttpProtocol` gives every request `request_read_timeout_s` to arrive whole
 (head and body) from the connection's first byte or the end of the previous answer,
-and its head `MAX_HEAD_BYTES`; it also applies `limit_concurrency` to websocket
-upgrades, which uvicorn lets through uncounted, and answers a handshake line too long
-for the websockets library (414 or 431) instead of leaving the client waiting.
+and refuses a head still incomplete after `MAX_HEAD_BYTES` (a head that comes whole
+in one read, at most 256 KiB, is parsed as uvicorn does); it also applies
+`limit_concurrency` to websocket upgrades, which uvicorn lets through uncounted, and
+answers a handshake line too long for the websockets library (414 or 431) instead
+of leaving the client waiting.
 """
 
 from __future__ import annotations
@@ -46,14 +48,14 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
-        if self._head_bytes is not None:
-            self._head_bytes += len(data)
-            if self._head_bytes > MAX_HEAD_BYTES:
-                self._refuse(b"431 Request Header Fields Too Large")
-                return
         if self._deadline is None and self._head_bytes is not None:
             self._arm()  # the first byte of a keep-alive connection's next request
         super().data_received(data)
+        # Counted after parsing: a chunk that ends the head may carry a body behind it.
+        if self._head_bytes is not None and not self.transport.is_closing():
+            self._head_bytes += len(data)
+            if self._head_bytes > MAX_HEAD_BYTES:
+                self._refuse(b"431 Request Header Fields Too Large")
 
     def on_headers_complete(self) -> None:
         self._head_bytes = None

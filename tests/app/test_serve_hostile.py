@@ -136,10 +136,11 @@ async def test_8_long_link_ids_big_messages_and_silent_connections(display: Disp
         async with connect(display.ws(link), additional_headers=BEARER) as ws:
             assert await close_code(ws) == 4404
     # Longer: an HTTP answer, where uvicorn's websockets handshake left the client waiting.
-    for link, status in (("x" * 10_000, 414), ("x" * 40_000, 431)):
+    # (40 KB: 414 if the head arrives in one read, 431 once 16 KiB of it are in unparsed.)
+    for link, statuses in (("x" * 10_000, {414}), ("x" * 40_000, {414, 431})):
         with pytest.raises(InvalidStatus) as refused:
             await connect(display.ws(link), additional_headers=BEARER)
-        assert refused.value.response.status_code == status
+        assert refused.value.response.status_code in statuses
 
     async with connect(display.ws(), additional_headers=BEARER) as ws:
         await recv(ws)
