@@ -18,23 +18,41 @@ Display role (`RedisBackend(url, role="display")`): one pattern subscription per
 process, fanned out by the Broadcaster to its local bounded queues (encode/broadcaster
 style, but bounded). On (re)connect: subscribe, wait until the subscription is active,
 then read every stored state and hand it over as a fresh snapshot.
+
+What a display process takes from Redis is checked before it reaches a screen: a value
+that is not UTF-8, not JSON, not one of the writer's messages for that link (see
+`well_formed`), or not signed, is counted (`stats["rejected"]`) and skipped; the relay
+goes on. Signature (`secret`, JACKPOT_REDIS_SECRET): the writer puts the hex
+HMAC-SHA256 of `<channel or key>\n<message>` and a space before every message and
+stored state; a display process with the secret drops what does not verify, so only a
+holder of the secret (the writer) can change what screens show, even with Redis open
+to others. The channel or key is inside the MAC, so a message cannot be replayed as a
+state or onto another link. Without a secret nothing is signed or checked (a warning
+at start): anyone who can publish on that Redis can put values on the screens.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import hmac
+import json
 import logging
 from collections import deque
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from app.broadcast import Feed, Role
+from app.broadcast import STATUSES, Feed, Role
 
 log = logging.getLogger(__name__)
 
 _FAILURES = (RedisError, OSError, TimeoutError)
+_KINDS = frozenset({"snapshot", "meters", "win", "status", "ping"})
+# A snapshot of a link with a hundred meters and 25 recent wins is under 64 KiB.
+MAX_MESSAGE_BYTES = 1 << 20
+_MAC_HEX = 64  # hex digits of an HMAC-SHA256
 
 
 class RedisBackend:
@@ -48,8 +66,10 @@ class RedisBackend:
         prefix: str = "jackpot",
         backlog: int = 10_000,
         timeout_s: float = 2.0,
+        secret: str | None = None,
     ) -> None:
         self.url = url
+        self._key = secret.encode() if secret else None
         self.role: Role = role
         self.channel_prefix = f"{prefix}:link:"
         self.state_prefix = f"{prefix}:state:"
@@ -58,6 +78,7 @@ class RedisBackend:
             "published": 0,  # messages Redis accepted
             "publish_dropped": 0,  # messages lost because Redis failed or lagged
             "feed_lost": 0,  # display role: Redis connection losses
+            "rejected": 0,  # display role: malformed or unsigned messages and states skipped
         }
         self.connected = False
         self._backlog: deque[tuple[str, str | None]] = deque()
@@ -71,9 +92,16 @@ class RedisBackend:
 
     async def start(self, feed: Feed) -> None:
         self._feed = feed
+        if self._key is None:
+            log.warning(
+                "JACKPOT_REDIS_SECRET is not set: display messages over Redis are not signed,"
+                " and anyone who can publish on that Redis can change what screens show"
+            )
+        # Bytes, not str: a value that is not UTF-8 must be one rejected message, not an
+        # exception in the connection's reader.
         self._redis = aioredis.Redis.from_url(
             self.url,
-            decode_responses=True,
+            decode_responses=False,
             socket_timeout=self.timeout_s,
             socket_connect_timeout=self.timeout_s,
         )
@@ -134,10 +162,12 @@ class RedisBackend:
         for link in sorted(links):
             state = self._feed.state_text(link)
             if state is not None:
-                pipe.set(self.state_prefix + link, state)
+                key = self.state_prefix + link
+                pipe.set(key, self.sign(key, state))
         texts = [(link, text) for link, text in batch if text is not None]
         for link, text in texts:
-            pipe.publish(self.channel_prefix + link, text)
+            channel = self.channel_prefix + link
+            pipe.publish(channel, self.sign(channel, text))
         await pipe.execute()
         self._sync_all = False
         self.stats["published"] += len(texts)
@@ -152,8 +182,10 @@ class RedisBackend:
         while True:
             try:
                 await self._relay()
-            except _FAILURES as exc:
+            except Exception as exc:  # noqa: BLE001 - the relay must outlive anything
                 self.stats["feed_lost"] += 1
+                if not isinstance(exc, _FAILURES):
+                    log.exception("the Redis relay failed; starting it again")
                 if self.connected:
                     log.warning("lost the Redis broadcast feed: %r", exc)
                     retry_s = 0.2
@@ -184,8 +216,15 @@ class RedisBackend:
                 message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
                 if message is None or message.get("type") != "pmessage":
                     continue
-                link = str(message["channel"])[len(self.channel_prefix) :]
-                text = str(message["data"])
+                channel = _text(message["channel"])
+                if channel is None or not channel.startswith(self.channel_prefix):
+                    self.stats["rejected"] += 1
+                    continue
+                link = channel[len(self.channel_prefix) :]
+                text = self.open(channel, message["data"])
+                if text is None or not well_formed(link, text):
+                    self.stats["rejected"] += 1
+                    continue
                 if not self._feed.receive(link, text):
                     # A gap (Redis dropped some of the writer's messages) or a new link:
                     # the stored state covers this message, so take it, then go on.
@@ -199,7 +238,9 @@ class RedisBackend:
         assert self._redis is not None and self._feed is not None
         links = set(self._feed.link_ids())
         async for key in self._redis.scan_iter(match=self.state_prefix + "*", count=500):
-            links.add(str(key)[len(self.state_prefix) :])
+            name = _text(key)
+            if name is not None:
+                links.add(name[len(self.state_prefix) :])
         return links
 
     async def _restore(self, links: set[str]) -> None:
@@ -207,7 +248,96 @@ class RedisBackend:
         ordered = sorted(links)
         if not ordered:
             return
-        texts = await self._redis.mget([self.state_prefix + link for link in ordered])
-        for link, text in zip(ordered, texts, strict=True):
-            if text is not None:
-                self._feed.restore(link, str(text))
+        values = await self._redis.mget([self.state_prefix + link for link in ordered])
+        for link, value in zip(ordered, values, strict=True):
+            if value is None:
+                continue
+            text = self.open(self.state_prefix + link, value)
+            if text is None or not well_formed(link, text, kind="snapshot"):
+                self.stats["rejected"] += 1
+                continue
+            self._feed.restore(link, text)
+
+    # -- signature -------------------------------------------------------------------
+
+    def sign(self, name: str, text: str) -> str:
+        """What goes to Redis under `name` (a channel or a key): the text, signed if we
+        have a secret."""
+        if self._key is None:
+            return text
+        return f"{self._mac(name, text)} {text}"
+
+    def open(self, name: str, value: object) -> str | None:
+        """The writer's text from what Redis holds under `name`; None if it is not UTF-8,
+        too big, or (with a secret) not signed with it."""
+        text = _text(value)
+        if text is None or len(text) > MAX_MESSAGE_BYTES:
+            return None
+        signed = len(text) > _MAC_HEX and text[_MAC_HEX] == " " and not text.startswith("{")
+        if self._key is None:
+            return text[_MAC_HEX + 1 :] if signed else text  # nothing to check it with
+        if not signed:
+            return None
+        mac, body = text[:_MAC_HEX], text[_MAC_HEX + 1 :]
+        return body if hmac.compare_digest(mac, self._mac(name, body)) else None
+
+    def _mac(self, name: str, text: str) -> str:
+        assert self._key is not None
+        return hmac.new(self._key, f"{name}\n{text}".encode(), hashlib.sha256).hexdigest()
+
+
+def _text(value: object) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        try:
+            return value.decode()
+        except UnicodeDecodeError:
+            return None
+    return None
+
+
+def well_formed(link: str, text: str, *, kind: str | None = None) -> bool:
+    """True if `text` is one of the writer's messages (app/broadcast.py, wire format) for
+    `link`, with every field the display's state reads: anything else is skipped whole
+    rather than half-applied."""
+    try:
+        message = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    if not isinstance(message, dict) or message.get("link") != link:
+        return False
+    seq, got = message.get("seq"), message.get("type")
+    if type(seq) is not int or seq < 0 or got not in _KINDS or (kind and got != kind):
+        return False
+    if got in ("meters", "snapshot") and not _meters_ok(message.get("meters")):
+        return False
+    if got in ("status", "snapshot") and not (
+        message.get("status") in STATUSES and isinstance(message.get("detail"), str)
+    ):
+        return False
+    if got == "win":
+        return isinstance(message.get("award_id"), str) and isinstance(message.get("state"), str)
+    if got == "snapshot":
+        return (
+            isinstance(message.get("currency"), str)
+            and _wins_ok(message.get("pending"))
+            and _wins_ok(message.get("recent_wins"))
+        )
+    return True
+
+
+def _meters_ok(meters: object) -> bool:
+    return isinstance(meters, list) and all(
+        isinstance(m, dict)
+        and isinstance(m.get("meter"), str)
+        and isinstance(m.get("name", ""), str)
+        and (m.get("value") is None or isinstance(m.get("value"), str))
+        for m in meters
+    )
+
+
+def _wins_ok(wins: object) -> bool:
+    return isinstance(wins, list) and all(
+        isinstance(w, dict) and isinstance(w.get("award_id"), str) for w in wins
+    )

@@ -128,6 +128,7 @@ def serve_command(args: argparse.Namespace) -> int:
     from app.floor import FloorError, load_floor
     from app.logs import configure
     from app.main import create_app
+    from app.serving import uvicorn_config
     from app.settings import Settings
 
     overrides = {
@@ -158,18 +159,8 @@ def serve_command(args: argparse.Namespace) -> int:
         )
     # uvicorn turns SIGTERM / SIGINT into a graceful shutdown: the lifespan drains the
     # writer (every accepted request committed and answered) and the process exits 0.
-    config = uvicorn.Config(
-        app,
-        host=settings.host,
-        port=settings.port,
-        log_level=log_level,
-        log_config=None,  # app.logs.configure owns the handlers and the format
-        access_log=False,  # JACKPOT_ACCESS_LOG: RequestContextMiddleware logs requests
-        lifespan="on",
-        # Displays get a few small JSON frames a second: compressing each costs the
-        # display process more CPU than it saves on a casino's LAN.
-        ws_per_message_deflate=False,
-    )
+    # Limits and timeouts (docs/operations.md, "Limits") live in app/serving.py.
+    config = uvicorn_config(app, settings, log_level=log_level)
     server = _Server(config)
     gc.set_threshold(*GC_THRESHOLDS)
     server.run()

@@ -9,6 +9,10 @@ them onto each record. asyncio copies the context into tasks created while servi
 request, so their lines carry it too; the writer's task was created at start-up and
 logs group-level lines without it (it passes `extra={"table": ...}` where one request
 matters).
+
+`ScrubFilter`, on the same handler, blanks the value of a `token=` query parameter in
+every line (uvicorn logs a websocket's path with its query string: a display token
+given as `?token=` would otherwise be in the logs).
 """
 
 from __future__ import annotations
@@ -49,6 +53,26 @@ _SKIP = _STANDARD | {"color_message"}
 # Chatty at INFO (pgserver logs every initdb / pg_ctl command line with its output;
 # alembic its plugins): WARNING and up, unless the level asked for is DEBUG.
 _CHATTY = ("pgserver", "alembic.runtime.plugins")
+# `token=` (also URL-encoded in a logged URL: `token%3D`) up to the next separator.
+_TOKEN_RE = re.compile(r"((?:^|[?&\s;])(?:access_)?token(?:=|%3[dD]))[^&\s\"'#]+", re.IGNORECASE)
+SCRUBBED = "[scrubbed]"
+
+
+class ScrubFilter(logging.Filter):
+    """Blanks query-string tokens in a record's message (its format and arguments)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a bad format: the handler reports it
+            return True
+        if "token" in message.lower():
+            scrubbed = _TOKEN_RE.sub(r"\1" + SCRUBBED, message)
+            if scrubbed != message:
+                record.msg, record.args = scrubbed, None
+                if hasattr(record, "color_message"):
+                    record.color_message = scrubbed
+        return True
 
 
 class ContextFilter(logging.Filter):
@@ -121,6 +145,7 @@ def configure(json: bool, level: str, *, stream: Any = None) -> logging.Handler:
     handler = logging.StreamHandler(stream or sys.stderr)
     handler.setFormatter(JsonFormatter() if json else TextFormatter())
     handler.addFilter(ContextFilter())
+    handler.addFilter(ScrubFilter())
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)

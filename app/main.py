@@ -231,7 +231,11 @@ def _broadcaster(settings: Settings, role: str) -> Broadcaster:
     from app.broadcast_redis import RedisBackend
 
     return Broadcaster(
-        RedisBackend(settings.redis_url, role="display" if role == "display" else "writer")
+        RedisBackend(
+            settings.redis_url,
+            role="display" if role == "display" else "writer",
+            secret=settings.redis_secret,  # the writer signs, display processes check
+        )
     )
 
 

@@ -371,6 +371,7 @@ class Metrics:
             ("published", "Display messages Redis accepted (writer)"),
             ("publish_dropped", "Display messages lost because Redis failed or lagged"),
             ("feed_lost", "Redis feed losses (display process)"),
+            ("rejected", "Messages from Redis skipped: malformed or not signed (display process)"),
         ):
             self.read(f"jackpot_redis_{key}", help_text, _stat(redis_stats, key), kind="counter")
 

@@ -52,3 +52,16 @@ class Settings(BaseSettings):
     # A request body above this is refused (413) before it is read whole: the largest
     # table event (52 boxes, API.md) is under 16 KiB.
     max_body_bytes: int = Field(default=65_536, ge=1_024)
+    # Connection limits (app/serving.py; docs/operations.md "Limits"), per process: beyond
+    # max_connections open connections (display websockets included) new requests and
+    # websockets get 503; a request must arrive whole within request_read_timeout_s; an
+    # idle keep-alive connection is closed after keep_alive_s (more than the proxy's own
+    # upstream keep-alive, so the proxy never reuses a connection we are closing).
+    max_connections: int = Field(default=4_096, ge=16)
+    request_read_timeout_s: float = Field(default=10.0, gt=0)
+    keep_alive_s: int = Field(default=20, ge=1)
+    # HMAC-SHA256 key for the display messages carried over Redis (app/broadcast_redis.py):
+    # the writer signs, display processes drop what is not signed with it. None: unsigned,
+    # and anyone who can publish on that Redis can change what screens show (a warning
+    # at start).
+    redis_secret: str | None = None

@@ -9,7 +9,32 @@
 
   const $ = (id) => document.getElementById(id);
   const link = decodeURIComponent(location.pathname.replace(/\/+$/, "").split("/").pop());
-  const token = new URLSearchParams(location.search).get("token");
+  // The display token: from the fragment (#token=, never sent to a server, so no log
+  // has it), or from an older screen's ?token=, moved into the fragment at once so a
+  // reload does not send it again. The websocket carries it as a subprotocol (a header).
+  const token = takeToken();
+
+  function takeToken() {
+    const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
+    const query = new URLSearchParams(location.search);
+    const fromQuery = query.get("token");
+    if (fromQuery !== null) {
+      query.delete("token");
+      const rest = query.toString();
+      const hash = new URLSearchParams(location.hash.slice(1));
+      hash.set("token", fromHash !== null ? fromHash : fromQuery);
+      history.replaceState(null, "", location.pathname + (rest ? "?" + rest : "") + "#" + hash);
+    }
+    return fromHash !== null ? fromHash : fromQuery;
+  }
+
+  function tokenProtocol(text) {
+    // base64url of the UTF-8 bytes, unpadded: only characters a subprotocol may hold.
+    const bytes = new TextEncoder().encode(text);
+    let binary = "";
+    bytes.forEach((b) => (binary += String.fromCharCode(b)));
+    return "jackpot.token." + btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  }
 
   const view = {
     seq: null, // the last seq taken; null until a snapshot arrives
@@ -50,12 +75,11 @@
 
   function url() {
     const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-    const query = token ? "?token=" + encodeURIComponent(token) : "";
-    return `${scheme}//${location.host}/v1/links/${encodeURIComponent(link)}/ws${query}`;
+    return `${scheme}//${location.host}/v1/links/${encodeURIComponent(link)}/ws`;
   }
 
   function connect() {
-    const ws = new WebSocket(url());
+    const ws = new WebSocket(url(), token ? ["jackpot", tokenProtocol(token)] : []);
     socket = ws;
     ws.onopen = () => {
       if (socket !== ws) return;

@@ -548,3 +548,135 @@ async def test_a_display_started_before_the_writer_catches_up_on_its_first_messa
     assert win["type"] == "win" and win["seq"] == seq_of(writer)
     await display.stop()
     await writer.stop()
+
+
+# ---- what a display process takes from Redis (issue 17.9) ------------------------------
+
+
+def garbage(link_seq: int) -> list[bytes | str]:
+    """Values someone else might publish on a link's channel: none is the writer's."""
+    nxt = link_seq + 1
+    return [
+        b"\xff\xfe not utf-8",
+        "not json",
+        "[1, 2]",
+        "[" * 100_000,  # json.loads: RecursionError
+        '{"type": "meters"}',
+        json.dumps({"type": "meters", "seq": str(nxt), "link": "stud", "meters": []}),
+        json.dumps({"type": "meters", "seq": nxt, "link": "other", "meters": []}),
+        json.dumps({"type": "meters", "seq": nxt, "link": "stud", "meters": "x"}),
+        json.dumps({"type": "meters", "seq": nxt, "link": "stud", "meters": [{"value": "1"}]}),
+        json.dumps({"type": "win", "seq": nxt, "link": "stud", "state": "pending"}),
+        json.dumps({"type": "status", "seq": nxt, "link": "stud", "status": "on fire"}),
+        json.dumps({"type": "reboot", "seq": nxt, "link": "stud"}),
+        json.dumps({"type": "ping", "seq": -1, "link": "stud"}),
+    ]
+
+
+async def test_garbage_on_a_links_channel_is_counted_and_skipped_and_the_relay_goes_on(
+    _redis_server: RedisServer,
+) -> None:
+    writer = Broadcaster(RedisBackend(_redis_server.url), coalesce_ms=1, ping_s=QUIET)
+    writer.configure_link("stud", "SGD", METERS)
+    await writer.start()
+    writer.meters("stud", {"major": "10000.00"})
+    display = await started(Broadcaster(RedisBackend(_redis_server.url, role="display")))
+    await until(lambda: seq_of(display) == seq_of(writer))
+    sub = display.subscribe("stud")
+    [snapshot] = parse(await take(sub, 1))
+    backend = display.backend
+    assert isinstance(backend, RedisBackend)
+    client = _redis_server.server
+    assert client is not None
+
+    values = garbage(int(str(snapshot["seq"])))
+    for value in values:
+        client.publish("jackpot:link:stud", value)
+    writer.meters("stud", {"major": "10000.25"})
+    [meters] = parse(await take(sub, 1))  # the writer's, next in line: nothing got in
+
+    assert meters["type"] == "meters" and meters["seq"] == snapshot["seq"] + 1  # type: ignore[operator]
+    assert meters["meters"][0]["value"] == "10000.25"  # type: ignore[index]
+    assert backend.stats["rejected"] == len(values)
+    assert backend.stats["feed_lost"] == 0 and backend.connected
+    assert sub.pending() == 0
+    await display.stop()
+    await writer.stop()
+
+
+async def test_with_a_secret_only_the_writers_messages_and_states_reach_the_screens(
+    _redis_server: RedisServer,
+) -> None:
+    url = _redis_server.url
+    writer = Broadcaster(RedisBackend(url, secret="k1"), coalesce_ms=1, ping_s=QUIET)
+    writer.configure_link("stud", "SGD", METERS)
+    await writer.start()
+    writer.meters("stud", {"major": "10000.00"})
+    display = await started(Broadcaster(RedisBackend(url, role="display", secret="k1")))
+    await until(lambda: seq_of(display) == seq_of(writer))
+    sub = display.subscribe("stud")
+    [snapshot] = parse(await take(sub, 1))
+    backend, client = display.backend, _redis_server.server
+    assert isinstance(backend, RedisBackend) and client is not None
+    forger = RedisBackend(url, secret="not-k1")
+
+    seq = int(str(snapshot["seq"])) + 1
+    forged = encode_meters(seq, "999999.99")
+    client.publish("jackpot:link:stud", forged)  # unsigned
+    client.publish("jackpot:link:stud", forger.sign("jackpot:link:stud", forged))
+    stored = client.get("jackpot:state:stud").decode()
+    client.publish("jackpot:link:stud", stored)  # the writer's signed state, replayed
+    client.set("jackpot:state:stud", forger.sign("jackpot:state:stud", forged))
+    backend.request_resync("stud")  # and the display re-reads the forged state
+    writer.meters("stud", {"major": "10000.25"})
+    [meters] = parse(await take(sub, 1))
+
+    assert meters["seq"] == seq and meters["meters"][0]["value"] == "10000.25"  # type: ignore[index]
+    await until(lambda: backend.stats["rejected"] == 4)
+    assert (display.link_state("stud") or {})["meters"] == writer.link_state("stud")["meters"]  # type: ignore[index]
+    await display.stop()
+    await writer.stop()
+
+
+def encode_meters(seq: int, value: str) -> str:
+    meters = [{"meter": "major", "name": "Major", "value": value}]
+    return json.dumps({"type": "meters", "seq": seq, "link": "stud", "meters": meters})
+
+
+async def test_without_a_secret_nothing_is_checked_and_a_warning_says_so(
+    _redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A signing writer and a display process without the secret (a rolling change of
+    # configuration): the display strips the signatures it cannot check.
+    writer = Broadcaster(RedisBackend(_redis_server.url, secret="k1"), coalesce_ms=1)
+    writer.configure_link("stud", "SGD", METERS)
+    await writer.start()
+    with caplog.at_level("WARNING", logger="app.broadcast_redis"):
+        display = await started(Broadcaster(RedisBackend(_redis_server.url, role="display")))
+    assert any("JACKPOT_REDIS_SECRET is not set" in r.getMessage() for r in caplog.records)
+    writer.meters("stud", {"major": "10000.00"})
+    await until(lambda: seq_of(display) == seq_of(writer))
+    assert display.link_state("stud") == writer.link_state("stud")
+    await display.stop()
+    await writer.stop()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=st.text(max_size=300),
+    name=st.sampled_from(["jackpot:link:stud", "jackpot:state:stud", "jackpot:link:tcp"]),
+    other=st.sampled_from(["jackpot:link:stud", "jackpot:state:stud", "jackpot:link:tcp"]),
+    flip=st.integers(min_value=0),
+)
+def test_a_signed_value_opens_only_with_the_key_under_its_name_and_unaltered(
+    text: str, name: str, other: str, flip: int
+) -> None:
+    signer, reader = RedisBackend("redis://x", secret="k1"), RedisBackend("redis://x", secret="k1")
+    signed = signer.sign(name, text)
+    assert reader.open(name, signed.encode()) == text
+    assert RedisBackend("redis://x", secret="k2").open(name, signed) is None
+    assert reader.open(other, signed) == (text if other == name else None)
+    data = bytearray(signed.encode())
+    data[flip % len(data)] ^= 0x01
+    assert reader.open(name, bytes(data)) is None
+    assert RedisBackend("redis://x").open(name, signed) == text  # no secret: nothing checked

@@ -7,6 +7,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import uvicorn
@@ -197,3 +198,38 @@ async def test_link_down_after_twelve_silent_seconds_then_reconnects(
     await expect(banner).to_be_hidden(timeout=10_000)  # a fresh snapshot came
     floor.broadcaster.meters("stud", {"major": "10001.00"})
     await shows(p, AMOUNT, "10,001.00")
+
+
+@pytest.mark.parametrize("where", ["#token=", "?token="])
+async def test_the_page_sends_the_display_token_in_no_url(page: Page, where: str) -> None:
+    # Issue 17.7: the token rides in Sec-WebSocket-Protocol, a header no log line holds;
+    # an older screen's ?token= is moved into the fragment, so a reload does not send it.
+    broadcaster = Broadcaster(MemoryBackend(), coalesce_ms=20, ping_s=2.0)
+    broadcaster.configure_link("stud", "SGD", [("major", "Major")])
+    await broadcaster.start()
+    broadcaster.meters("stud", {"major": "10000.00"})
+    inner = FastAPI()
+    inner.include_router(display_router(broadcaster, display_token="s3 cret/é"))
+    sockets: list[dict[str, object]] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "websocket":
+            sockets.append(scope)
+        await inner(scope, receive, send)
+
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.01)
+    base = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+    try:
+        await page.goto(f"{base}/display/stud{where}s3%20cret%2F%C3%A9")
+        await shows(page, AMOUNT, "10,000.00")  # the token was accepted
+        assert page.url.startswith(f"{base}/display/stud#token=s3")
+        assert sockets and all(s["query_string"] == b"" for s in sockets)
+        assert all(s["subprotocols"][0] == "jackpot" for s in sockets)  # type: ignore[index]
+    finally:
+        await broadcaster.stop()
+        server.should_exit = True
+        await task

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
 from collections.abc import AsyncIterator, Callable
@@ -219,6 +220,61 @@ async def test_display_token(query: str, headers: dict[str, str], code: int | No
             assert await close_code(ws) == code
 
 
+def token_protocol(token: str) -> str:
+    return "jackpot.token." + base64.urlsafe_b64encode(token.encode()).decode().rstrip("=")
+
+
+@pytest.mark.parametrize(
+    ("protocols", "code"),
+    [
+        (["jackpot", token_protocol("s3cret")], None),
+        ([token_protocol("s3cret")], None),
+        (["jackpot", token_protocol("wrong")], 4401),
+        (["jackpot", "jackpot.token.!!!"], 4401),
+        (["jackpot"], 4401),
+    ],
+)
+async def test_display_token_as_a_subprotocol(protocols: list[str], code: int | None) -> None:
+    # Issue 17.7: a header, so neither uvicorn's nor the proxy's log has the token.
+    async with (
+        serve(display_token="s3cret") as served,
+        connect(served.ws(), subprotocols=protocols, compression=None) as ws,  # type: ignore[arg-type]
+    ):
+        assert ws.subprotocol == protocols[0]
+        if code is None:
+            assert (await recv(ws))[0]["type"] == "snapshot"
+        else:
+            assert await close_code(ws) == code
+
+
+@pytest.mark.parametrize(
+    ("path", "headers", "status"),
+    [
+        ("/v1/links/stud", {}, 401),
+        ("/v1/links/nope", {}, 401),  # before telling whether the link exists
+        ("/v1/links/stud?token=wrong", {}, 401),
+        ("/v1/links/stud", {"Authorization": "Bearer wrong"}, 401),
+        ("/v1/links/stud", {"Authorization": "Bearer s3cret"}, 200),
+        ("/v1/links/stud?token=s3cret", {}, 200),
+        ("/v1/links/nope?token=s3cret", {}, 404),
+        ("/display/stud", {}, 200),  # the page holds no data; its script takes the token
+    ],
+)
+async def test_display_token_guards_the_link_state(
+    path: str, headers: dict[str, str], status: int
+) -> None:
+    async with (
+        serve(display_token="s3cret") as served,
+        httpx.AsyncClient(base_url=served.base) as http,
+    ):
+        answer = await http.get(path, headers=headers)
+        assert answer.status_code == status
+        if status == 401:
+            assert answer.headers["content-type"].startswith("application/problem+json")
+            assert answer.json()["detail"] == "display token missing or wrong"
+            assert answer.headers["www-authenticate"] == "Bearer"
+
+
 async def test_link_state_page_and_static_files(served: Served) -> None:
     served.broadcaster.meters("stud", {"major": "10234.50"})
     served.broadcaster.win("stud", pending_win())
@@ -324,3 +380,12 @@ async def test_a_restarted_writer_shows_screens_the_awards_still_pending() -> No
             await asyncio.sleep(0.05)  # a coalescing window
             state = (await client.get("/v1/links/stud")).json()
             assert [w["award_id"] for w in state["pending"]] == ["T01/R1/1/player"]
+
+
+@pytest.mark.parametrize("link", ["x" * 200, "é" * 100, "x" * 4000])
+async def test_a_link_id_of_any_length_closes_4404_cleanly(served: Served, link: str) -> None:
+    # A close reason is at most 123 bytes (RFC 6455 5.5): "unknown link '<200 x>'" made
+    # the server's close raise `control frame too long` and the client got no code.
+    async with connect(served.ws(link), compression=None) as ws:
+        assert await close_code(ws) == 4404
+        assert ws.close_reason is not None and len(ws.close_reason.encode()) <= 123

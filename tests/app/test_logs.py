@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
@@ -9,11 +10,17 @@ from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
+import uvicorn
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
+from websockets.asyncio.client import connect
 
+from app.broadcast import Broadcaster, MemoryBackend
+from app.display import display_router
 from app.logs import RequestContextMiddleware, configure
 from app.metrics import Metrics
+from app.serving import uvicorn_config
+from app.settings import Settings
 
 log = logging.getLogger("jackpot.test")
 
@@ -148,3 +155,38 @@ async def test_answers_are_counted_by_status_errors_too() -> None:
         assert (await c.get("/nowhere")).status_code == 404
         assert (await c.get("/boom")).status_code == 500
     assert metrics.responses == {200: 1, 404: 1, 500: 1}
+
+
+TOKEN = "s3cret-display-token"
+
+
+@pytest.mark.usefixtures("restore_logging")
+@pytest.mark.parametrize("json_lines", [True, False])
+async def test_a_display_token_in_a_query_string_is_in_no_log_line(json_lines: bool) -> None:
+    # Issue 17.7: uvicorn logs `"WebSocket /v1/links/stud/ws?token=..." [accepted]`.
+    stream = io.StringIO()
+    configure(json=json_lines, level="info", stream=stream)
+    broadcaster = Broadcaster(MemoryBackend(), ping_s=3600.0)
+    broadcaster.configure_link("stud", "SGD", [("major", "Major")])
+    await broadcaster.start()
+    app = FastAPI()
+    app.include_router(display_router(broadcaster, display_token=TOKEN))
+    app.add_middleware(RequestContextMiddleware, access_log=True)
+    server = uvicorn.Server(uvicorn_config(app, Settings(port=0), log_level="info"))
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.01)
+    base = f"127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+    try:
+        async with connect(f"ws://{base}/v1/links/stud/ws?token={TOKEN}") as ws:
+            assert json.loads(await ws.recv())["type"] == "snapshot"
+        async with httpx.AsyncClient(base_url=f"http://{base}") as http:
+            assert (await http.get(f"/v1/links/stud?token={TOKEN}")).status_code == 200
+            assert (await http.get(f"/v1/links/stud?x=1&token={TOKEN}x")).status_code == 401
+    finally:
+        await broadcaster.stop()
+        server.should_exit = True
+        await task
+    text = stream.getvalue()
+    assert "WebSocket /v1/links/stud/ws?token=[scrubbed]" in text  # the line is still there
+    assert TOKEN not in text

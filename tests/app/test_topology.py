@@ -136,6 +136,7 @@ def topology(folder: Path, redis_tcp: str) -> Iterator[tuple[Process, Process, P
         if k not in ("DATABASE_URL", "REDIS_URL", "JACKPOT_CONFIG")
     }
     env["REDIS_URL"] = redis_tcp
+    env["JACKPOT_REDIS_SECRET"] = "topology-secret"  # as compose: the writer signs
     config = ["--config", str(DEMO)]
     writer = Process(
         [*config, "--data-dir", str(folder / "data")], env, free_port(), folder / "writer.log"
@@ -404,3 +405,41 @@ def test_compose_runs_one_writer_and_two_display_processes() -> None:
     assert services["redis"]["image"].startswith("redis:7")
     upstreams = re.findall(r"server\s+([\w-]+):8000", NGINX.read_text())
     assert set(upstreams) == {*writers, *displays}
+
+
+def test_compose_gives_redis_a_password_and_the_apps_the_signing_secret() -> None:
+    # Issue 17.9: only our processes reach Redis, and only the writer's messages count.
+    services: dict[str, Any] = yaml.safe_load(COMPOSE.read_text())["services"]
+    command = services["redis"]["command"]
+    assert command[command.index("--requirepass") + 1].startswith("${REDIS_PASSWORD:?")
+    assert services["redis"]["environment"]["REDISCLI_AUTH"] == "${REDIS_PASSWORD}"
+    apps = [name for name, s in services.items() if "serve" in s.get("command", [])]
+    assert len(apps) == 3
+    for name in apps:
+        environment = services[name]["environment"]
+        assert environment["REDIS_URL"].startswith("redis://:${REDIS_PASSWORD}@redis:")
+        assert environment["JACKPOT_REDIS_SECRET"].startswith("${JACKPOT_REDIS_SECRET:?")
+
+
+def test_nginx_logs_no_query_string_and_bounds_slow_and_greedy_clients() -> None:
+    # Issue 17.7: `?token=` of an older screen must not reach nginx's log; 17.8: limits.
+    text = re.sub(r"#[^\n]*", "", NGINX.read_text())
+    log_format = re.search(r"log_format\s+jackpot[^;]*;", text)
+    assert log_format is not None
+    for leak in ("$request_uri", "$args", "$query_string", "$request ", "$arg_token"):
+        assert leak not in log_format.group(0)
+    assert '"uri":"$uri"' in log_format.group(0)
+    for directive in (
+        r"client_header_timeout\s+\d+s",
+        r"client_body_timeout\s+\d+s",
+        r"send_timeout\s+\d+s",
+        r"limit_conn\s+per_client\s+\d+",
+        r"client_max_body_size\s+64k",
+    ):
+        assert re.search(directive, text), directive
+    # nginx closes an idle upstream connection before the app does (JACKPOT_KEEP_ALIVE_S).
+    from app.settings import Settings
+
+    upstreams = re.findall(r"upstream\s+\w+\s*\{[^}]*keepalive_timeout\s+(\d+)s", text)
+    assert len(upstreams) == 2
+    assert all(int(seconds) < Settings().keep_alive_s for seconds in upstreams)
