@@ -308,3 +308,25 @@ async def test_displays_see_the_seed_values_as_soon_as_the_server_is_ready(
     floor = load_floor(DEMO)
     stud = next(link for link in floor.links if link.id == "stud")
     assert values == {m.id: format_money(m.seed) for m in stud.meters}
+
+
+@pytest.mark.parametrize("kind", ["bets", "outcome", "void"])
+@pytest.mark.parametrize("body", [b"{}", b"not json", b'{"boxes": 3}'])
+async def test_a_table_event_asks_for_the_token_before_the_body(
+    client: httpx.AsyncClient, kind: str, body: bytes
+) -> None:
+    """API.md, Auth: 401 without a valid token, 403 for another table's, before anything
+    is said about the body (a bad body must not tell a stranger what the fields are)."""
+    path = f"/v1/tables/T01/rounds/R1/{kind}"
+    json_type = {"Content-Type": "application/json"}
+    for headers, status in (
+        ({}, 401),
+        ({"Authorization": "Bearer nobody"}, 401),
+        (T02, 403),
+        (OPERATOR, 403),
+        (T01, 422),
+    ):
+        r = await client.post(path, content=body, headers={**json_type, **headers})
+        assert r.status_code == status, (headers, r.text)
+        assert r.headers["content-type"] == "application/problem+json"
+        assert ("errors" in r.json()) == (status == 422)
