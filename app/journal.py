@@ -69,6 +69,9 @@ class Journal(JournalSource, Protocol):
 
     async def lookup(self, idem_key: str) -> JournalRow | None: ...
 
+    async def ping(self) -> None:
+        """Return if the journal can take a commit now; JournalUnavailable if not."""
+
     async def save_snapshot(self, seq: int, taken_at_ms: int, packed: bytes) -> None:
         """Keep the state after entry `seq`, as `pack` gives it (read back as its JSON).
         A second snapshot at the same seq is ignored: replay is deterministic, so both
@@ -122,6 +125,9 @@ class MemoryJournal:
     async def lookup(self, idem_key: str) -> JournalRow | None:
         self._check_open()
         return self._by_key.get(idem_key)
+
+    async def ping(self) -> None:
+        self._check_open()
 
     async def last(self) -> JournalRow | None:
         self._check_open()
@@ -241,6 +247,16 @@ class PostgresJournal:
                 return list(await connection.fetch(query, *args, timeout=self._timeout))
         except _UNAVAILABLE as error:
             raise JournalUnavailable(f"journal read failed: {error!r}") from error
+
+    async def ping(self) -> None:
+        # txid_current() takes a transaction id, so its commit writes and flushes a WAL
+        # record: it fails where a commit would (full disk, a read-only standby after a
+        # failover, where it is a plain error), where SELECT 1 would not. One small
+        # flush per probe.
+        try:
+            await self._fetchrow("SELECT txid_current()")
+        except asyncpg.PostgresError as error:
+            raise JournalUnavailable(f"the journal cannot commit: {error!r}") from error
 
     async def lookup(self, idem_key: str) -> JournalRow | None:
         record = await self._fetchrow(f"{_SELECT} WHERE idem_key = $1", idem_key)

@@ -332,7 +332,7 @@ async def archived_round(writer: Writer, table: str, round_id: str) -> dict[str,
     """A round no longer kept in memory: its events' first answers, from the journal."""
     view: dict[str, Any] = {"table": table, "round": round_id, "archived": True}
     for kind in ("bets", "outcome", "void"):
-        row = await writer.journal.lookup(f"{table}|{round_id}|{kind}")
+        row = await writer.lookup(f"{table}|{round_id}|{kind}")
         if row is not None and row.answer is not None:
             view[kind] = orjson.loads(row.answer)
     if "bets" not in view:

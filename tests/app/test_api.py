@@ -269,6 +269,19 @@ async def test_health(client: httpx.AsyncClient) -> None:
     assert r.status_code == 200 and r.json()["status"] == "ok"
 
 
+async def test_health_tells_a_balancer_status_and_role_and_not_the_journal_head(
+    client: httpx.AsyncClient, clock: Clock
+) -> None:
+    """Issue 17, item 11: the head is the operators' (`/v1/journal/head`, with a token)."""
+    await client.post(
+        "/v1/tables/T01/rounds/R1/bets", json=bets_body(clock, (1, "25.00", "1.00")), headers=T01
+    )
+    r = await client.get("/health")
+    assert (r.status_code, r.json()) == (200, {"status": "ok", "role": "writer"})
+    head = (await client.get("/v1/journal/head", headers=OPERATOR)).json()
+    assert head["seq"] >= 1 and len(head["head"]) == 64
+
+
 async def test_a_pruned_round_is_answered_from_the_journal(
     client: httpx.AsyncClient, clock: Clock
 ) -> None:
