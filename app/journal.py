@@ -81,6 +81,10 @@ class Journal(JournalSource, Protocol):
         """(seq, the snapshot as `pack` gave it) of the one with the highest seq: the
         writer starts from it and keeps it packed (app/writer.py `base`)."""
 
+    async def snapshot_before(self, at_ms: int, upto_seq: int) -> tuple[int, bytes] | None:
+        """(seq, packed) of the last snapshot at or before entry `upto_seq` whose entry was
+        recorded before `at_ms`: where a report of a period from `at_ms` may start."""
+
     async def close(self) -> None: ...
 
 
@@ -150,6 +154,15 @@ class MemoryJournal:
         seq = max(self._snapshots)
         return seq, self._snapshots[seq][1]
 
+    async def snapshot_before(self, at_ms: int, upto_seq: int) -> tuple[int, bytes] | None:
+        self._check_open()
+        seqs = [
+            seq
+            for seq in self._snapshots
+            if seq <= upto_seq and seq in self._by_seq and self._by_seq[seq].recorded_at_ms < at_ms
+        ]
+        return (max(seqs), self._snapshots[max(seqs)][1]) if seqs else None
+
     async def snapshot_seqs(self) -> list[int]:
         self._check_open()
         return sorted(self._snapshots)
@@ -189,8 +202,17 @@ _UNAVAILABLE: tuple[type[BaseException], ...] = (
 class PostgresJournal:
     """The journal in the `journal` and `snapshots` tables (alembic/versions/0001)."""
 
-    def __init__(self, pool: asyncpg.Pool, *, owns_pool: bool = False, timeout: float = 10.0):
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        *,
+        owns_pool: bool = False,
+        timeout: float = 10.0,
+        dsn: str | None = None,
+    ):
         self._pool = pool
+        # Where a process of its own may connect (app/reports.py: the reconciliation).
+        self.dsn = dsn
         self._owns_pool = owns_pool
         # A database that hangs must turn into a 503, not into requests waiting for ever.
         self._timeout = timeout
@@ -203,7 +225,7 @@ class PostgresJournal:
             pool = await create_pool(dsn)
         except _UNAVAILABLE as error:
             raise JournalUnavailable(f"cannot reach the journal database: {error!r}") from error
-        return cls(pool, owns_pool=True, timeout=timeout)
+        return cls(pool, owns_pool=True, timeout=timeout, dsn=dsn)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -302,6 +324,18 @@ class PostgresJournal:
         if record is None:
             return None
         # A row stored as text before 0002 is packed here, once: at most the first start.
+        packed = record["packed"]
+        return record["seq"], pack(record["state"]) if packed is None else packed
+
+    async def snapshot_before(self, at_ms: int, upto_seq: int) -> tuple[int, bytes] | None:
+        record = await self._fetchrow(
+            "SELECT s.seq, s.state, s.packed FROM snapshots s JOIN journal j ON j.seq = s.seq"
+            " WHERE s.seq <= $1 AND j.recorded_at_ms < $2 ORDER BY s.seq DESC LIMIT 1",
+            upto_seq,
+            at_ms,
+        )
+        if record is None:
+            return None
         packed = record["packed"]
         return record["seq"], pack(record["state"]) if packed is None else packed
 

@@ -252,7 +252,7 @@ async def _open_journal(settings: Settings, resources: Resources) -> Journal:
         dsn = resources.embedded.dsn
     await migrate(dsn)
     resources.pool = await create_pool(dsn)
-    return PostgresJournal(resources.pool)
+    return PostgresJournal(resources.pool, dsn=dsn)
 
 
 async def _close(resources: Resources) -> None:

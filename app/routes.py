@@ -13,7 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from app.auth import Principal, Tokens
 from app.operators import audit_view, proposal_view
-from app.reports import COLUMNS, reconciliation, to_csv
+from app.reports import COLUMNS, Reports, to_csv
 from app.schemas import (
     ID_PATTERN,
     BetsRequest,
@@ -129,6 +129,8 @@ def router(writer: Writer, tokens: Tokens) -> APIRouter:
 
     def service() -> Service:
         return writer.service
+
+    reports = Reports(writer.service.config)
 
     def supervisor(authorization: Auth = None) -> Principal:
         return tokens.role(authorization, "supervisor")
@@ -320,7 +322,8 @@ def router(writer: Writer, tokens: Tokens) -> APIRouter:
         closing; it balances to the micro-unit (`balanced`)."""
         tokens.role(authorization, "operator")
         start, end = time_range(from_, to)
-        report = await reconciliation(writer.journal, writer.service.config, start, end)
+        head, _ = writer.durable_head()
+        report = await reports.reconciliation(writer.journal, start, end, head)
         if format == "csv":
             return Response(to_csv(report["meters"], COLUMNS), media_type="text/csv")
         return JSONResponse(report)

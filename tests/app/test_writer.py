@@ -388,8 +388,12 @@ class SlowLookupJournal(GatedJournal):
         return await super().lookup(idem_key)
 
 
-def outcome_body(round_cards: list[str], at: int = NOW + 10) -> dict[str, Any]:
+def outcome_body(
+    round_cards: list[str], at: int = NOW + 10, other: list[str] | None = None
+) -> dict[str, Any]:
     hands = [{"box": 1, "dealt_at": format_time(at), "cards": round_cards}]
+    if other is not None:
+        hands.append({"box": 2, "dealt_at": format_time(at + 1), "cards": other})
     return OutcomeRequest.model_validate({"boxes": hands}).domain()
 
 
