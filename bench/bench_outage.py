@@ -197,18 +197,23 @@ def report(args: argparse.Namespace) -> None:
                     assert r.status_code == 200, r.text
                     took.append(time.perf_counter() - started)
 
-        thread = threading.Thread(target=operator)
+        thread = threading.Thread(target=operator, daemon=True)
         thread.start()
         time.sleep(0.2)
         figures = bets(url, args.seconds, work)
         stop.set()
         show("T02 bets while reports run", figures)
-        thread.join()
-        done = [f"{t:.2f}" for t in took]
-        print(f"  reports: {len(took)} answered (s each, the last after the run: {done[:8]})")
+        thread.join(timeout=5)
+        done = ", ".join(f"{t:.2f}" for t in took[:8])
+        running = " (one still running after the bets run)" if thread.is_alive() else ""
+        print(f"  reports: {len(took)} answered, in s: {done}{running}")
     finally:
         server.terminate()
-        server.wait(timeout=120)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # a report still replaying holds the shutdown
+            server.kill()
+            server.wait()
 
 
 def main() -> None:
