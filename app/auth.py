@@ -35,7 +35,9 @@ class Tokens:
 
     def table(self, authorization: str | None, table: str) -> Principal:
         """A table controller may post events for its own table only."""
-        principal = self.principal(authorization)
+        return self.allow_table(self.principal(authorization), table)
+
+    def allow_table(self, principal: Principal, table: str) -> Principal:
         if principal.kind != "table":
             raise AuthError(403, "only a table controller may post round events")
         if principal.name != table:

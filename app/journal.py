@@ -69,6 +69,9 @@ class Journal(JournalSource, Protocol):
 
     async def lookup(self, idem_key: str) -> JournalRow | None: ...
 
+    async def ping(self) -> None:
+        """Return if the journal can take a commit now; JournalUnavailable if not."""
+
     async def save_snapshot(self, seq: int, taken_at_ms: int, packed: bytes) -> None:
         """Keep the state after entry `seq`, as `pack` gives it (read back as its JSON).
         A second snapshot at the same seq is ignored: replay is deterministic, so both
@@ -77,6 +80,10 @@ class Journal(JournalSource, Protocol):
     async def latest_snapshot(self) -> tuple[int, bytes] | None:
         """(seq, the snapshot as `pack` gave it) of the one with the highest seq: the
         writer starts from it and keeps it packed (app/writer.py `base`)."""
+
+    async def snapshot_before(self, at_ms: int, upto_seq: int) -> tuple[int, bytes] | None:
+        """(seq, packed) of the last snapshot at or before entry `upto_seq` whose entry was
+        recorded before `at_ms`: where a report of a period from `at_ms` may start."""
 
     async def close(self) -> None: ...
 
@@ -123,6 +130,9 @@ class MemoryJournal:
         self._check_open()
         return self._by_key.get(idem_key)
 
+    async def ping(self) -> None:
+        self._check_open()
+
     async def last(self) -> JournalRow | None:
         self._check_open()
         return self._rows[-1] if self._rows else None
@@ -143,6 +153,15 @@ class MemoryJournal:
             return None
         seq = max(self._snapshots)
         return seq, self._snapshots[seq][1]
+
+    async def snapshot_before(self, at_ms: int, upto_seq: int) -> tuple[int, bytes] | None:
+        self._check_open()
+        seqs = [
+            seq
+            for seq in self._snapshots
+            if seq <= upto_seq and seq in self._by_seq and self._by_seq[seq].recorded_at_ms < at_ms
+        ]
+        return (max(seqs), self._snapshots[max(seqs)][1]) if seqs else None
 
     async def snapshot_seqs(self) -> list[int]:
         self._check_open()
@@ -183,8 +202,17 @@ _UNAVAILABLE: tuple[type[BaseException], ...] = (
 class PostgresJournal:
     """The journal in the `journal` and `snapshots` tables (alembic/versions/0001)."""
 
-    def __init__(self, pool: asyncpg.Pool, *, owns_pool: bool = False, timeout: float = 10.0):
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        *,
+        owns_pool: bool = False,
+        timeout: float = 10.0,
+        dsn: str | None = None,
+    ):
         self._pool = pool
+        # Where a process of its own may connect (app/reports.py: the reconciliation).
+        self.dsn = dsn
         self._owns_pool = owns_pool
         # A database that hangs must turn into a 503, not into requests waiting for ever.
         self._timeout = timeout
@@ -197,7 +225,7 @@ class PostgresJournal:
             pool = await create_pool(dsn)
         except _UNAVAILABLE as error:
             raise JournalUnavailable(f"cannot reach the journal database: {error!r}") from error
-        return cls(pool, owns_pool=True, timeout=timeout)
+        return cls(pool, owns_pool=True, timeout=timeout, dsn=dsn)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -241,6 +269,16 @@ class PostgresJournal:
                 return list(await connection.fetch(query, *args, timeout=self._timeout))
         except _UNAVAILABLE as error:
             raise JournalUnavailable(f"journal read failed: {error!r}") from error
+
+    async def ping(self) -> None:
+        # txid_current() takes a transaction id, so its commit writes and flushes a WAL
+        # record: it fails where a commit would (full disk, a read-only standby after a
+        # failover, where it is a plain error), where SELECT 1 would not. One small
+        # flush per probe.
+        try:
+            await self._fetchrow("SELECT txid_current()")
+        except asyncpg.PostgresError as error:
+            raise JournalUnavailable(f"the journal cannot commit: {error!r}") from error
 
     async def lookup(self, idem_key: str) -> JournalRow | None:
         record = await self._fetchrow(f"{_SELECT} WHERE idem_key = $1", idem_key)
@@ -286,6 +324,18 @@ class PostgresJournal:
         if record is None:
             return None
         # A row stored as text before 0002 is packed here, once: at most the first start.
+        packed = record["packed"]
+        return record["seq"], pack(record["state"]) if packed is None else packed
+
+    async def snapshot_before(self, at_ms: int, upto_seq: int) -> tuple[int, bytes] | None:
+        record = await self._fetchrow(
+            "SELECT s.seq, s.state, s.packed FROM snapshots s JOIN journal j ON j.seq = s.seq"
+            " WHERE s.seq <= $1 AND j.recorded_at_ms < $2 ORDER BY s.seq DESC LIMIT 1",
+            upto_seq,
+            at_ms,
+        )
+        if record is None:
+            return None
         packed = record["packed"]
         return record["seq"], pack(record["state"]) if packed is None else packed
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 import logging
@@ -19,6 +20,7 @@ from app.body_limit import BodyLimit
 from app.broadcast import Broadcaster, MemoryBackend
 from app.display import display_router
 from app.floor import Floor as FloorFile
+from app.health import health_answer, probe_database
 from app.journal import Journal
 from app.logs import RequestContextMiddleware
 from app.metrics import Metrics, metrics_router
@@ -121,11 +123,15 @@ def create_app(
         writer.announce_recovered()
         broadcaster.flush()
         writer.start()
+        probe = asyncio.create_task(probe_database(writer), name="jackpot-database-probe")
         app.state.ready = True
         try:
             yield
         finally:
             app.state.ready = False
+            probe.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await probe
             await writer.stop()  # drains: every submitted request is committed and answered
             await broadcaster.stop()
             await _close(resources)
@@ -154,15 +160,18 @@ def create_app(
         responses=problem_responses(404, 422),
     )
 
-    @app.get("/health", tags=["service"], responses=problem_responses(503))
+    @app.get("/health", tags=["service"], responses=HEALTH_RESPONSES)
     async def health() -> JSONResponse:
-        if not app.state.ready:
-            return problems.problem(503, "Starting", "the server is not accepting events yet")
-        status = "degraded" if writer.degraded else "ok"
-        seq, head = writer.durable_head()
-        return JSONResponse({"status": status, "journal_seq": seq, "head": head})
+        """200 while events are accepted; 503 while starting or while the database
+        cannot record them (app/health.py). The journal's head: `/v1/journal/head`."""
+        return health_answer("writer", app.state.ready, writer.degraded)
 
     return app
+
+
+HEALTH_RESPONSES: dict[int | str, dict[str, Any]] = {
+    503: {"description": '`{"status": "starting" | "degraded", "role"}`'}
+}
 
 
 def _describe_bodies(app: FastAPI, models: tuple[type[BaseModel], ...]) -> None:
@@ -215,11 +224,9 @@ def create_display_app(settings: Settings, floor: FloorFile) -> FastAPI:
     app.include_router(display_router(broadcaster, display_token=settings.display_token))
     app.include_router(metrics_router(metrics))
 
-    @app.get("/health", tags=["service"])
+    @app.get("/health", tags=["service"], responses=HEALTH_RESPONSES)
     async def health() -> JSONResponse:
-        if not app.state.ready:
-            return problems.problem(503, "Starting", "the display process is starting")
-        return JSONResponse({"status": "ok", "role": "display"})
+        return health_answer("display", app.state.ready)
 
     return app
 
@@ -255,7 +262,7 @@ async def _open_journal(settings: Settings, resources: Resources) -> Journal:
         dsn = resources.embedded.dsn
     await migrate(dsn)
     resources.pool = await create_pool(dsn)
-    return PostgresJournal(resources.pool)
+    return PostgresJournal(resources.pool, dsn=dsn)
 
 
 async def _close(resources: Resources) -> None:

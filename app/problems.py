@@ -9,6 +9,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app.journal import JournalUnavailable
 from app.writer import Conflict, Unavailable
 from jackpot.errors import InvalidCommandError, JackpotError, StateConflictError, UnknownError
 from tables.errors import TablesError
@@ -24,6 +25,9 @@ STATUS: list[tuple[type[Exception], int, str]] = [
     (TablesError, 422, "Invalid request"),
     (JackpotError, 422, "Invalid request"),
     (Unavailable, 503, "Events cannot be recorded"),
+    # A read of the journal (an archived round, the reconciliation, the first answer of a
+    # late retry) while the database is away: as unavailable as a write, not a 500.
+    (JournalUnavailable, 503, "The journal cannot be reached"),
 ]
 
 

@@ -6,14 +6,14 @@ import re
 from typing import Annotated, Any, TypeVar
 
 import orjson
-from fastapi import APIRouter, Header, Path, Query, Request
+from fastapi import APIRouter, Depends, Header, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from pydantic import BaseModel, ValidationError
 
-from app.auth import Tokens
+from app.auth import Principal, Tokens
 from app.operators import audit_view, proposal_view
-from app.reports import COLUMNS, reconciliation, to_csv
+from app.reports import COLUMNS, Reports, to_csv
 from app.schemas import (
     ID_PATTERN,
     BetsRequest,
@@ -49,9 +49,11 @@ RoundId = TableId
 
 Body = TypeVar("Body", bound=BaseModel)
 ID_RE = re.compile(ID_PATTERN)
-# The request bodies the table events read themselves: main.py puts their schemas in
-# the OpenAPI components (FastAPI adds only those of the parameters it reads).
-TABLE_BODIES: tuple[type[BaseModel], ...] = (BetsRequest, OutcomeRequest, VoidRequest)
+# The request bodies the routes read themselves (after the token): main.py puts their
+# schemas in the OpenAPI components (FastAPI adds only those of the parameters it reads).
+TABLE_BODIES: tuple[type[BaseModel], ...] = (
+    BetsRequest, OutcomeRequest, VoidRequest, SeedRequest, ResetRequest, CorrectionRequest,
+)  # fmt: skip
 
 
 def table_event(body: type[BaseModel]) -> dict[str, Any]:
@@ -76,23 +78,25 @@ def table_event(body: type[BaseModel]) -> dict[str, Any]:
                     "schema": {"anyOf": [authorization, {"type": "null"}]},
                 },
             ],
-            "requestBody": {
-                "required": True,
-                "content": {
-                    "application/json": {
-                        "schema": {"$ref": f"#/components/schemas/{body.__name__}"}
-                    }
-                },
-            },
+            "requestBody": request_body(body),
         },
     }
+
+
+def request_body(body: type[BaseModel]) -> dict[str, Any]:
+    """The OpenAPI requestBody of a route that reads its body itself (`read_body`)."""
+    schema = {"$ref": f"#/components/schemas/{body.__name__}"}
+    return {"required": True, "content": {"application/json": {"schema": schema}}}
 
 
 async def table_request(
     request: Request, model: type[Body], tokens: Tokens
 ) -> tuple[str, str, Body]:
-    """The table, round and body of a table event, or a 422 naming every bad field (as
-    FastAPI words it: `loc` starts with "path" or "body"); then the table's token."""
+    """The table, round and body of a table event. The token first (API.md, Auth: 401,
+    then 403 for another table's round), before anything is said about the body; then a
+    422 naming every bad field (as FastAPI words it: `loc` starts with "path" or "body")."""
+    authorization = request.headers.get("authorization")
+    principal = tokens.principal(authorization)
     errors: list[dict[str, Any]] = []
     ids = []
     for name in ("table", "round"):
@@ -104,15 +108,21 @@ async def table_request(
                 "ctx": {"pattern": ID_PATTERN},
             })  # fmt: skip
         ids.append(value)
-    body = None
-    try:
-        body = model.model_validate_json(await request.body())
-    except ValidationError as error:
-        errors.extend({**e, "loc": ("body", *e["loc"])} for e in error.errors(include_url=False))
-    if errors or body is None:
+    if errors:  # no table has such an id: its token cannot be anyone's
         raise RequestValidationError(errors)
-    tokens.table(request.headers.get("authorization"), ids[0])
-    return ids[0], ids[1], body
+    tokens.allow_table(principal, ids[0])
+    return ids[0], ids[1], await read_body(request, model)
+
+
+async def read_body(request: Request, model: type[Body]) -> Body:
+    """The request's body as `model`, or a 422 naming every bad field. Routes read their
+    body themselves, after the token: FastAPI reads a declared body (and answers 422 for
+    bad JSON) before any dependency runs."""
+    try:
+        return model.model_validate_json(await request.body())
+    except ValidationError as error:
+        errors = [{**e, "loc": ("body", *e["loc"])} for e in error.errors(include_url=False)]
+        raise RequestValidationError(errors) from None
 
 
 def router(writer: Writer, tokens: Tokens) -> APIRouter:
@@ -120,6 +130,17 @@ def router(writer: Writer, tokens: Tokens) -> APIRouter:
 
     def service() -> Service:
         return writer.service
+
+    reports = Reports(writer.service.config)
+
+    def supervisor(authorization: Auth = None) -> Principal:
+        return tokens.role(authorization, "supervisor")
+
+    # A dependency runs before FastAPI validates the path; the changes read their body
+    # themselves (`read_body`), after it: 401/403 come before any 422 (API.md, Auth).
+    # (A default, not an Annotated alias: this module's annotations are strings, looked
+    # up in its globals, where `supervisor` is not.)
+    by_supervisor = Depends(supervisor)
 
     # The table events are the hot path: their path, header and body are read here, the
     # body parsed and validated in one pass by pydantic-core (model_validate_json), rather
@@ -177,36 +198,48 @@ def router(writer: Writer, tokens: Tokens) -> APIRouter:
         _, answer = await writer.submit(kind, None, None, body, by=by)
         return JSONResponse(answer)
 
-    @api.put("/v1/links/{link}/meters/{meter}/seed", tags=["operators"])
+    @api.put(
+        "/v1/links/{link}/meters/{meter}/seed",
+        tags=["operators"],
+        openapi_extra={"requestBody": request_body(SeedRequest)},
+    )
     async def put_seed(
-        link: TableId, meter: TableId, body: SeedRequest, authorization: Auth = None
+        link: TableId, meter: TableId, request: Request, who: Principal = by_supervisor
     ) -> JSONResponse:
-        who = tokens.role(authorization, "supervisor")
+        body = await read_body(request, SeedRequest)
         meter_view(service(), link, meter)  # 404 for an unknown link or meter
-        request = {
+        change = {
             "link": link,
             "meter": meter,
             "seed": parse_money(body.seed),
             "reason": body.reason,
         }
-        return await operator_change("seed", request, who.name)
+        return await operator_change("seed", change, who.name)
 
-    @api.post("/v1/links/{link}/meters/{meter}/reset", tags=["operators"])
+    @api.post(
+        "/v1/links/{link}/meters/{meter}/reset",
+        tags=["operators"],
+        openapi_extra={"requestBody": request_body(ResetRequest)},
+    )
     async def post_reset(
-        link: TableId, meter: TableId, body: ResetRequest, authorization: Auth = None
+        link: TableId, meter: TableId, request: Request, who: Principal = by_supervisor
     ) -> JSONResponse:
-        who = tokens.role(authorization, "supervisor")
+        body = await read_body(request, ResetRequest)
         meter_view(service(), link, meter)
         return await operator_change(
             "reset", {"link": link, "meter": meter, "reason": body.reason}, who.name
         )
 
-    @api.post("/v1/links/{link}/meters/{meter}/corrections", tags=["operators"])
+    @api.post(
+        "/v1/links/{link}/meters/{meter}/corrections",
+        tags=["operators"],
+        openapi_extra={"requestBody": request_body(CorrectionRequest)},
+    )
     async def post_correction(
-        link: TableId, meter: TableId, body: CorrectionRequest, authorization: Auth = None
+        link: TableId, meter: TableId, request: Request, who: Principal = by_supervisor
     ) -> JSONResponse:
         """An audited correction (5.24): adjust, hand_paid (5.18.1) or void_round."""
-        who = tokens.role(authorization, "supervisor")
+        body = await read_body(request, CorrectionRequest)
         meter_view(service(), link, meter)
         return await operator_change("correct", body.domain(link, meter), who.name)
 
@@ -216,18 +249,21 @@ def router(writer: Writer, tokens: Tokens) -> APIRouter:
         return JSONResponse({"changes": [proposal_view(p) for p in service().proposals.values()]})
 
     @api.post("/v1/changes/{change}/approve", tags=["operators"])
-    async def approve(change: TableId, authorization: Auth = None) -> JSONResponse:
-        who = tokens.role(authorization, "supervisor")
+    async def approve(change: TableId, who: Principal = by_supervisor) -> JSONResponse:
         _, answer = await writer.submit("approve", None, None, {"id": change}, by=who.name)
         return JSONResponse(answer)
 
-    @api.post("/v1/changes/{change}/reject", tags=["operators"])
+    @api.post(
+        "/v1/changes/{change}/reject",
+        tags=["operators"],
+        openapi_extra={"requestBody": request_body(ResetRequest)},
+    )
     async def reject(
-        change: TableId, body: ResetRequest, authorization: Auth = None
+        change: TableId, request: Request, who: Principal = by_supervisor
     ) -> JSONResponse:
-        who = tokens.role(authorization, "supervisor")
-        request = {"id": change, "reason": body.reason}
-        _, answer = await writer.submit("reject", None, None, request, by=who.name)
+        body = await read_body(request, ResetRequest)
+        change_request = {"id": change, "reason": body.reason}
+        _, answer = await writer.submit("reject", None, None, change_request, by=who.name)
         return JSONResponse(answer)
 
     @api.get("/v1/audit", tags=["operators"])
@@ -293,7 +329,8 @@ def router(writer: Writer, tokens: Tokens) -> APIRouter:
         closing; it balances to the micro-unit (`balanced`)."""
         tokens.role(authorization, "operator")
         start, end = time_range(from_, to)
-        report = await reconciliation(writer.journal, writer.service.config, start, end)
+        head, _ = writer.durable_head()
+        report = await reports.reconciliation(writer.journal, start, end, head)
         if format == "csv":
             return Response(to_csv(report["meters"], COLUMNS), media_type="text/csv")
         return JSONResponse(report)
@@ -305,7 +342,7 @@ async def archived_round(writer: Writer, table: str, round_id: str) -> dict[str,
     """A round no longer kept in memory: its events' first answers, from the journal."""
     view: dict[str, Any] = {"table": table, "round": round_id, "archived": True}
     for kind in ("bets", "outcome", "void"):
-        row = await writer.journal.lookup(f"{table}|{round_id}|{kind}")
+        row = await writer.lookup(f"{table}|{round_id}|{kind}")
         if row is not None and row.answer is not None:
             view[kind] = orjson.loads(row.answer)
     if "bets" not in view:

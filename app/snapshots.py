@@ -8,7 +8,7 @@ import gc
 import os
 import signal
 import warnings
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from app.journal import pack
@@ -67,15 +67,22 @@ def dump_packed_aside(service: Service, seq: int, head: str) -> Awaitable[bytes]
     interpreter: 92 MB measured joined from the pipe in 64 ms, decoded in 47, encoded in
     48. Without fork (not POSIX) the state is dumped in place.
     """
+    return run_aside(lambda: pack(dump_text(service, seq, head)))
+
+
+def run_aside(work: Callable[[], bytes]) -> Awaitable[bytes]:
+    """`work()` in a forked child, at a lower priority, seeing the process's memory as it
+    is at this call; await its bytes (always: it also reaps the child). Without fork (not
+    POSIX) it runs in place. An exception in the child is a RuntimeError here."""
     if not hasattr(os, "fork"):
-        return _ready(pack(dump_text(service, seq, head)))
+        return _ready(work())
     read_end, write_end = os.pipe()
     with warnings.catch_warnings():
         # Python 3.12+ warns on fork with threads alive (asyncio's executor threads):
-        # the child takes no lock another thread could hold: it serialises, writes, exits.
+        # the child takes no lock another thread could hold: it works, writes, exits.
         warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
         pid = os.fork()
-    if pid == 0:  # the child: serialise, write, leave without running any clean-up
+    if pid == 0:  # the child: work, write, leave without running any clean-up
         code = 1
         try:
             os.close(read_end)
@@ -89,7 +96,7 @@ def dump_packed_aside(service: Service, seq: int, head: str) -> Awaitable[bytes]
             # on a busy machine. Measured under bench_http's load, three alternating pairs:
             # bets p99 37-46 ms against 47-56 ms at niceness 0, and 2-18 % more bets/s.
             os.nice(10)
-            data = pack(dump_text(service, seq, head))
+            data = work()
             with os.fdopen(write_end, "wb") as out:
                 out.write(data)
             code = 0
@@ -110,7 +117,7 @@ async def _collect(pid: int, read_end: int) -> bytes:
         os.close(read_end)
         _, status = await asyncio.to_thread(os.waitpid, pid, 0)
     if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"the snapshot process exited with status {status}")
+        raise RuntimeError(f"the process aside exited with status {status}")
     return data
 
 

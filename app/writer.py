@@ -50,6 +50,9 @@ log = logging.getLogger("jackpot.writer")
 
 GENESIS = "0" * 64
 EXPIRE_BATCH = 1_000  # rounds named by one expire entry
+# Journal lookups the HTTP handlers may run at once (the pool has 10 connections: the
+# writer's commit and a snapshot's save always find one free).
+LOOKUPS = 4
 
 
 class Broadcast(Protocol):
@@ -86,6 +89,9 @@ class Submission:
     body: dict[str, Any]
     by: str | None
     future: asyncio.Future[tuple[int, dict[str, Any]]]
+    # Refused, for a round not in memory: it may be a late retry of a recorded event,
+    # which `submit` asks the journal about (the commit loop never waits for that).
+    may_be_recorded: bool = False
 
     @property
     def idem_key(self) -> str | None:
@@ -180,6 +186,7 @@ class Writer:
     resync: bool = False  # a commit failed: check the journal's head before the next one
     stats: dict[str, int] = field(default_factory=lambda: {"batches": 0, "rows": 0, "failed": 0})
     metrics: Metrics = field(default_factory=Metrics)
+    lookups: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(LOOKUPS))
 
     def durable_head(self) -> tuple[int, str]:
         """The last committed entry's seq and hash (rows of a group being committed are
@@ -244,12 +251,37 @@ class Writer:
         )
         sub = Submission(kind, table, round_id, body, by, future)
         await self.queue.put(sub)
-        status, answer = await future
+        try:
+            status, answer = await future
+        except (JackpotError, TablesError):
+            if not sub.may_be_recorded or sub.idem_key is None:
+                raise
+            # A late retry of an event recorded for a round no longer in memory (bets
+            # closed long ago, say) is refused by the state, but the journal has its first
+            # answer. Asked here, after the refusal: a table flooding events for unknown
+            # rounds must not hold up the commits of the others (issue 17, item 6). With
+            # the journal unreachable, that is a 503: it may well be recorded.
+            try:
+                row = await self.lookup(sub.idem_key)
+            except JournalUnavailable:
+                self.metrics.unavailable([(sub.kind, sub.table)])
+                raise
+            if row is None:
+                self.metrics.event(sub.kind, sub.table, "refused")
+                raise
+            return self._recorded(sub, row)
         if not answer and sub.idem_key is not None:
-            row = await self.journal.lookup(sub.idem_key)
+            row = await self.lookup(sub.idem_key)
             if row is not None and row.answer is not None:
                 answer = _loads(row.answer)
         return status, answer
+
+    async def lookup(self, idem_key: str) -> JournalRow | None:
+        """The journal's row of an event, for the HTTP handlers. At most `LOOKUPS` at a
+        time: a flood of them must not take every pooled connection, or the writer's
+        commits would queue behind them for one."""
+        async with self.lookups:
+            return await self.journal.lookup(idem_key)
 
     async def wait_final(self, table: str, round_id: str, timeout: float) -> None:
         """Wait until the round has no pending meter award, or the timeout."""
@@ -370,6 +402,9 @@ class Writer:
             try:
                 outcome = self._one(sub, now, group.rows, group.claimed, group.links)
             except Exception as error:  # answered with its own status by the route
+                # A round in memory has all its recorded events' keys in `idem`: only a
+                # refusal for a round not in memory may be a late retry (`submit`).
+                sub.may_be_recorded = (sub.table, sub.round) not in self.service.floor.rounds
                 group.refused.append((sub, error))
                 continue
             group.done.append((sub, outcome))
@@ -426,7 +461,7 @@ class Writer:
         assert self.gathering is None
         shown = self._shown(group.links, group.claimed, group.finalized)
         if group.refused:
-            await self._answer_refused(group.refused)
+            self._answer_refused(group.refused)
         if not group.rows:
             self.metrics.settle(group.staged)
             self._answer_group(group)
@@ -445,10 +480,7 @@ class Writer:
         self.stats["batches"] += 1
         self.stats["rows"] += len(group.rows)
         self.since_base.extend(group.rows)
-        if self.degraded:
-            self.degraded = False
-            if self.broadcast is not None:
-                self.broadcast.status(None, "ok", "events are recorded again")
+        self.recorded_again()
         self._answer_group(group)
         self._show(shown, group.finalized)
 
@@ -608,31 +640,33 @@ class Writer:
         self.resync = True
         self._refuse(error, subs)
 
-    async def _answer_refused(self, refused: list[tuple[Submission, Exception]]) -> None:
-        """A refused table event may be a late retry of one recorded for a round no longer
-        in memory (bets closed long ago, say): the journal has its first answer."""
+    def _answer_refused(self, refused: list[tuple[Submission, Exception]]) -> None:
+        """Refusals are answered in order, without waiting for anything: one that may be
+        a late retry is looked up by its `submit`, not here in the commit loop."""
         for sub, error in refused:
-            row = None
-            if sub.idem_key is not None and isinstance(error, (JackpotError, TablesError)):
-                with contextlib.suppress(JournalUnavailable, OSError):
-                    row = await self.journal.lookup(sub.idem_key)
             if sub.future.done():
                 continue
-            if row is None:
+            sub.may_be_recorded &= sub.idem_key is not None and isinstance(
+                error, (JackpotError, TablesError)
+            )
+            if not sub.may_be_recorded:
                 self.metrics.event(sub.kind, sub.table, "refused")
-                sub.future.set_exception(error)
-            else:
-                self._answer_recorded(sub, row)
+            sub.future.set_exception(error)
 
     def _answer_recorded(self, sub: Submission, row: JournalRow) -> None:
         """The journal has this event (a late retry): its first answer, or a 409 if the
         body is another."""
+        try:
+            sub.future.set_result(self._recorded(sub, row))
+        except Conflict as error:
+            sub.future.set_exception(error)
+
+    def _recorded(self, sub: Submission, row: JournalRow) -> tuple[int, dict[str, Any]]:
         if row.body_sha256 != _sha(sub.body):
             self.metrics.event(sub.kind, sub.table, "refused")
-            sub.future.set_exception(_conflict(sub))
-        else:
-            self.metrics.event(sub.kind, sub.table, "retry")
-            sub.future.set_result((200, _loads(row.answer or "{}")))
+            raise _conflict(sub)
+        self.metrics.event(sub.kind, sub.table, "retry")
+        return 200, _loads(row.answer or "{}")
 
     async def _duplicate(self, error: DuplicateEntry, group: Group) -> None:
         """The journal's unique key refused the group: one of its events was already
@@ -702,10 +736,22 @@ class Writer:
                 sub.future.set_exception(
                     Unavailable("events cannot be recorded: the database is unavailable")
                 )
+        self.cannot_record()
+
+    def cannot_record(self) -> None:
+        """A commit failed, or the database probe did (app/health.py): say so once, to
+        displays (DESIGN.md: tables void unseen rounds, 5.17) and to /health."""
         if not self.degraded:
             self.degraded = True
             if self.broadcast is not None:
                 self.broadcast.status(None, "degraded", "jackpot system cannot record events")
+
+    def recorded_again(self) -> None:
+        """A commit succeeded, or the probe did (with no traffic, no commit would come)."""
+        if self.degraded:
+            self.degraded = False
+            if self.broadcast is not None:
+                self.broadcast.status(None, "ok", "events are recorded again")
 
     def _replay(self, row: JournalRow) -> object:
         result = self.service.apply(_loads(row.entry))

@@ -51,6 +51,7 @@ from jackpot.records import (
     AwardRecord,
     BoxRecord,
     CorrectionRecord,
+    Expiry,
     FixedRecord,
     PastFixed,
     ResetRecord,
@@ -88,6 +89,9 @@ class FinalizeResult:
     # voids), and the awards whose amount just returned to the meter at the void's position.
     withheld: tuple[AwardRecord, ...] = ()
     returned: tuple[str, ...] = ()
+
+
+RECENT_EXPIRED = 1_000  # expirations a floor remembers in detail
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +133,8 @@ class Floor:
         self.past_fixed: list[PastFixed] = []
         self.now = -(2**62)  # the latest server time seen: never goes back
         self.expired: dict[str, int] = {}  # table -> rounds expired there, ever
+        # The latest expirations, for the reconciliation's list (the count above is exact).
+        self.recent_expired: deque[Expiry] = deque(maxlen=RECENT_EXPIRED)
         self._open: OpenRounds | None = None  # derived: built from `rounds` when first asked
 
     # -- dispatch ------------------------------------------------------------------
@@ -561,6 +567,18 @@ class Floor:
                 self.links[rnd.link].open_rounds.pop((rnd.table, rnd.round), None)
             self.done.append((self.now, rnd.table, rnd.round))
             self.expired[rnd.table] = self.expired.get(rnd.table, 0) + 1
+            boxes = [b for b in rnd.boxes.values() if not b.voided]
+            self.recent_expired.append(
+                Expiry(
+                    rnd.table,
+                    rnd.round,
+                    rnd.link,
+                    rnd.closed_at,
+                    self.now,
+                    Money(sum(b.contribution for b in boxes)),
+                    Money(sum(b.reserve for b in boxes)),
+                )
+            )
         return ExpireResult(tuple(records))
 
     def open_index(self) -> OpenRounds:

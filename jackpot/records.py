@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from jackpot.commands import FixedAward
 from jackpot.meter import Funding
+from jackpot.money import Money
 from jackpot.timeline import Event
 
 OPEN, SETTLED, VOID = "open", "settled", "void"
@@ -142,3 +143,16 @@ class CorrectionRecord:
     reason: str
     table: str | None = None
     round: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Expiry:
+    """One round taken out of the open set by an expire entry, as the report lists it."""
+
+    table: str
+    round: str
+    link: str | None
+    closed_at: int
+    expired_at: int
+    contribution: Money  # what its boxes put on the meter (it stays there) ...
+    reserve: Money  # ... and in the reserve

@@ -24,6 +24,7 @@ from jackpot.records import (
     AwardRecord,
     BoxRecord,
     CorrectionRecord,
+    Expiry,
     FixedRecord,
     PastFixed,
     ResetRecord,
@@ -133,7 +134,7 @@ def dump(floor: Floor) -> dict[str, Any]:
         data = _plain(reset, ("event", "funding"))
         data["event"], data["funding"] = ref(reset.link, reset.event), _funding(reset.funding)
         resets.append(data)
-    return {
+    state: dict[str, Any] = {
         "version": VERSION,
         "now": floor.now,
         "links": links,
@@ -150,6 +151,9 @@ def dump(floor: Floor) -> dict[str, Any]:
         # Events are shared by the heap and the records: listed once, as "link:serial".
         "events": {name: _event(e) for name, e in sorted(events.items())},
     }
+    if floor.recent_expired:  # written only when there is one: older dumps keep their bytes
+        state["recent_expired"] = [_plain(e, ()) for e in floor.recent_expired]
+    return state
 
 
 def _fixed(f: FixedAward) -> list[Any]:
@@ -243,6 +247,7 @@ def load(
     ]
     floor.done = deque((int(t), str(a), str(b)) for t, a, b in data["done"])
     floor.expired = dict(data.get("expired", {}))  # absent from snapshots before expiry
+    floor.recent_expired.extend(Expiry(**e) for e in data.get("recent_expired", []))
     return floor
 
 

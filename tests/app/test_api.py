@@ -269,6 +269,19 @@ async def test_health(client: httpx.AsyncClient) -> None:
     assert r.status_code == 200 and r.json()["status"] == "ok"
 
 
+async def test_health_tells_a_balancer_status_and_role_and_not_the_journal_head(
+    client: httpx.AsyncClient, clock: Clock
+) -> None:
+    """Issue 17, item 11: the head is the operators' (`/v1/journal/head`, with a token)."""
+    await client.post(
+        "/v1/tables/T01/rounds/R1/bets", json=bets_body(clock, (1, "25.00", "1.00")), headers=T01
+    )
+    r = await client.get("/health")
+    assert (r.status_code, r.json()) == (200, {"status": "ok", "role": "writer"})
+    head = (await client.get("/v1/journal/head", headers=OPERATOR)).json()
+    assert head["seq"] >= 1 and len(head["head"]) == 64
+
+
 async def test_a_pruned_round_is_answered_from_the_journal(
     client: httpx.AsyncClient, clock: Clock
 ) -> None:
@@ -308,3 +321,25 @@ async def test_displays_see_the_seed_values_as_soon_as_the_server_is_ready(
     floor = load_floor(DEMO)
     stud = next(link for link in floor.links if link.id == "stud")
     assert values == {m.id: format_money(m.seed) for m in stud.meters}
+
+
+@pytest.mark.parametrize("kind", ["bets", "outcome", "void"])
+@pytest.mark.parametrize("body", [b"{}", b"not json", b'{"boxes": 3}'])
+async def test_a_table_event_asks_for_the_token_before_the_body(
+    client: httpx.AsyncClient, kind: str, body: bytes
+) -> None:
+    """API.md, Auth: 401 without a valid token, 403 for another table's, before anything
+    is said about the body (a bad body must not tell a stranger what the fields are)."""
+    path = f"/v1/tables/T01/rounds/R1/{kind}"
+    json_type = {"Content-Type": "application/json"}
+    for headers, status in (
+        ({}, 401),
+        ({"Authorization": "Bearer nobody"}, 401),
+        (T02, 403),
+        (OPERATOR, 403),
+        (T01, 422),
+    ):
+        r = await client.post(path, content=body, headers={**json_type, **headers})
+        assert r.status_code == status, (headers, r.text)
+        assert r.headers["content-type"] == "application/problem+json"
+        assert ("errors" in r.json()) == (status == 422)

@@ -16,7 +16,7 @@ from app.journal import PostgresJournal
 from app.main import create_app
 from app.settings import Settings
 from app.timefmt import format_time
-from tests.app.test_api import DEMO
+from tests.app.test_api import DEMO, Clock, bets_body
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 T01 = {"Authorization": "Bearer demo-table-T01"}
@@ -107,3 +107,73 @@ async def test_database_stopped_under_load_gives_503_then_recovers(pg_folder: Pa
     finally:
         await pool.close()
         await database.stop()
+
+
+async def test_a_stopped_database_is_503_on_every_path_that_reads_the_journal(
+    pg_folder: Path,
+) -> None:
+    """Issue 17, item 4: an archived round, the reconciliation and a late retry read the
+    journal; with the database stopped each answers 503 problem+json with Retry-After
+    (not 500), and /health says degraded at once, before any commit has failed."""
+    database = await start_embedded(pg_folder)
+    await migrate(database.dsn)
+    pool = await create_pool(database.dsn)
+    app = create_app(
+        Settings(), load_floor(DEMO), journal=PostgresJournal(pool, timeout=2.0, dsn=database.dsn)
+    )
+    clock = Clock()
+    app.state.writer.clock = clock
+    app.state.writer.outcome_wait_s = 0.2
+    try:
+        async with app.router.lifespan_context(app):
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(
+                transport=transport, base_url="http://t", timeout=30
+            ) as client:
+                body = bets_body(clock, (1, "25.00", "1.00"))
+                r = await client.post("/v1/tables/T01/rounds/R1/bets", json=body, headers=T01)
+                assert r.status_code == 200, r.text
+                hands = [
+                    {"box": 1, "dealt_at": clock.at(5), "cards": ["2S", "7H", "9D", "JC", "KS"]}
+                ]
+                r = await client.post(
+                    "/v1/tables/T01/rounds/R1/outcome", json={"boxes": hands}, headers=T01
+                )
+                assert r.status_code == 200, r.text
+                clock.now += 16 * 60_000  # R1 leaves memory: its answers are the journal's
+                r = await client.post(
+                    "/v1/tables/T01/rounds/R2/bets",
+                    json=bets_body(clock, (1, "25.00", "1.00")),
+                    headers=T01,
+                )
+                assert r.status_code == 200, r.text
+                archived = await client.get("/v1/tables/T01/rounds/R1", headers=OPERATOR)
+                assert archived.status_code == 200 and archived.json()["archived"] is True
+                health = await client.get("/health")
+                assert (health.status_code, health.json()) == (
+                    200,
+                    {"status": "ok", "role": "writer"},
+                )
+
+                await database.stop()
+                deadline = time.monotonic() + 10
+                while (health := await client.get("/health")).status_code == 200:
+                    assert time.monotonic() < deadline, "/health did not notice the database"
+                    await asyncio.sleep(0.1)
+                assert (health.status_code, health.json()) == (
+                    503,
+                    {"status": "degraded", "role": "writer"},
+                )
+                for method, path, json in (
+                    ("GET", "/v1/tables/T01/rounds/R1", None),
+                    ("GET", "/v1/reports/reconciliation", None),
+                    ("POST", "/v1/tables/T01/rounds/R1/bets", body),  # a late retry
+                ):
+                    headers = T01 if method == "POST" else OPERATOR
+                    r = await client.request(method, path, json=json, headers=headers)
+                    assert r.status_code == 503, (path, r.text)
+                    assert r.headers["content-type"] == "application/problem+json", path
+                    assert r.headers["retry-after"] == "1", path
+                    assert r.json()["status"] == 503
+    finally:
+        pool.terminate()

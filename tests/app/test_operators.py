@@ -266,3 +266,31 @@ async def test_journal_head_is_the_chain_recomputed_from_the_stored_entries(
         assert len(rows) >= 4
         report = (await c.get("/v1/reports/reconciliation", headers=OPERATOR)).json()
         assert report["journal"] == head
+
+
+CHANGES = [
+    ("PUT", "/v1/links/stud/meters/major/seed"),
+    ("POST", "/v1/links/stud/meters/major/reset"),
+    ("POST", "/v1/links/stud/meters/major/corrections"),
+    ("POST", "/v1/changes/C1/reject"),
+    ("POST", "/v1/changes/C1/approve"),
+]
+
+
+@pytest.mark.parametrize(("method", "path"), CHANGES)
+@pytest.mark.parametrize("body", [b"{}", b"not json"])
+async def test_an_operator_change_asks_for_the_token_before_the_body(
+    client: httpx.AsyncClient, method: str, path: str, body: bytes
+) -> None:
+    """API.md, Auth: 401 without a valid token, 403 without the supervisor role, before
+    the body is read (422 naming the missing fields only for a supervisor)."""
+    json_type = {"Content-Type": "application/json"}
+    for headers, status in (({}, 401), (TABLE, 403), (OPERATOR, 403)):
+        r = await client.request(method, path, content=body, headers={**json_type, **headers})
+        assert r.status_code == status, (headers, r.text)
+        assert r.headers["content-type"] == "application/problem+json"
+        assert "errors" not in r.json()
+    r = await client.request(method, path, content=body, headers={**json_type, **SAM})
+    assert r.status_code in (404, 422), r.text  # approve reads no body: C1 is unknown
+    if method != "POST" or not path.endswith("approve"):
+        assert r.status_code == 422 and r.json()["errors"][0]["loc"][0] == "body"

@@ -26,6 +26,8 @@ from app.snapshots import dump_text
 from app.timefmt import format_time
 from app.views import meters, outcome_answer, round_view
 from app.writer import Conflict, Unavailable, Writer, _sha
+from jackpot.errors import JackpotError, UnknownError
+from tables.errors import TablesError
 from tests.app.test_api import DEMO, Clock
 from tests.app.test_snapshots import replayed
 
@@ -603,3 +605,64 @@ async def run_schedule(schedule: list[Step]) -> None:
 @given(schedule=steps)
 def test_any_schedule_acknowledges_only_what_is_recorded_in_order(schedule: list[Step]) -> None:
     asyncio.run(run_schedule(schedule))
+
+
+class SlowLookupJournal(GatedJournal):
+    """A journal whose lookups wait at a gate of their own (a slow or flooded index)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lookup_gate = asyncio.Event()
+        self.lookups: list[str] = []
+
+    async def lookup(self, idem_key: str) -> JournalRow | None:
+        self.lookups.append(idem_key)
+        await self.lookup_gate.wait()
+        return await super().lookup(idem_key)
+
+
+def outcome_body(
+    round_cards: list[str], at: int = NOW + 10, other: list[str] | None = None
+) -> dict[str, Any]:
+    hands = [{"box": 1, "dealt_at": format_time(at), "cards": round_cards}]
+    if other is not None:
+        hands.append({"box": 2, "dealt_at": format_time(at + 1), "cards": other})
+    return OutcomeRequest.model_validate({"boxes": hands}).domain()
+
+
+async def test_a_refused_event_does_not_hold_up_the_commits_of_other_tables() -> None:
+    """Issue 17, item 6: an outcome for a round the writer does not know may be a late
+    retry, so the journal is asked for it; that question is not the commit loop's: while
+    it waits, another table's bets are committed and answered."""
+    h = Harness()
+    journal = h.journal = h.writer.journal = SlowLookupJournal()
+    async with h:
+        cards = ["2S", "7H", "9D", "JC", "KS"]
+        refused = asyncio.create_task(
+            h.writer.submit("outcome", "T02", "UNKNOWN", outcome_body(cards))
+        )
+        try:
+            await until(lambda: journal.lookups == ["T02|UNKNOWN|outcome"], "the lookup")
+            assert await asyncio.wait_for(outcome(h.post("R1", bets())), 5) == 201
+            assert not refused.done()
+        finally:
+            journal.lookup_gate.set()  # else the writer could not stop
+        assert await outcome(refused) is UnknownError  # 404: no bets for that round
+        await state_is_the_journals(h.writer, h.journal)
+
+
+async def test_a_refused_event_of_a_round_in_memory_is_not_looked_up() -> None:
+    """A round in memory has every recorded event's key in memory too: its refusals need
+    no journal lookup."""
+    h = Harness()
+    journal = h.journal = h.writer.journal = SlowLookupJournal()
+    async with h:
+        assert await outcome(h.post("R1", bets())) == 201
+        bad = outcome_body(["2S", "2S", "9D", "JC", "KS"])  # the same card twice (5.8)
+        try:
+            submitted = h.writer.submit("outcome", "T01", "R1", bad)
+            refusal = await outcome(asyncio.wait_for(submitted, 5))
+            assert refusal is not None and issubclass(refusal, (JackpotError, TablesError))
+            assert journal.lookups == []
+        finally:
+            journal.lookup_gate.set()  # else the writer could not stop
