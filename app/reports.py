@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import csv
 import io
-import json
 from typing import Any
 
 from app.journal import Journal
@@ -20,6 +19,7 @@ from app.service import FloorConfig, Service
 from app.timefmt import format_time
 from jackpot.money import format_exact, format_money
 from jackpot.reconcile import Ledger, reconcile
+from jackpot.snapshot import loads_exact
 
 COLUMNS = (
     "link", "meter", "opening_value", "opening_reserve", "contributions_meter",
@@ -49,7 +49,7 @@ async def reconciliation(
                 break
             if opening is None and entry.recorded_at_ms >= start:
                 opening = _ledgers(service)
-            service.apply(json.loads(entry.entry))
+            service.apply(loads_exact(entry.entry, f"journal entry {entry.seq}"))
             seq, head, count = entry.seq, entry.hash, count + 1
             if count % 2_000 == 0:
                 await asyncio.sleep(0)  # a long report never holds up the writer's loop
