@@ -9,7 +9,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from app.writer import Conflict, Unavailable
+from app.writer import Conflict, Unavailable, Unrecorded
 from jackpot.errors import InvalidCommandError, JackpotError, StateConflictError, UnknownError
 from tables.errors import TablesError
 
@@ -24,6 +24,7 @@ STATUS: list[tuple[type[Exception], int, str]] = [
     (TablesError, 422, "Invalid request"),
     (JackpotError, 422, "Invalid request"),
     (Unavailable, 503, "Events cannot be recorded"),
+    (Unrecorded, 500, "Internal error: nothing was recorded"),
 ]
 
 
