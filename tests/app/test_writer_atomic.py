@@ -27,6 +27,7 @@ from app.service import Service
 from app.settings import Settings
 from app.snapshots import dump_text
 from app.timefmt import format_time
+from app.verify import verify
 from app.views import outcome_answer
 from app.writer import Writer
 from jackpot.money import CENT, MAX_MONEY, SCALE, format_money
@@ -340,6 +341,9 @@ async def run_history(history: list[tuple[Step, int, str | None]], snapshot_ever
     finally:
         await again.stop()
     assert len(await journal_rows(journal)) == len(rows)  # retries record nothing
+    config, _ = floor_config(load_floor(DEMO))
+    report = await verify(journal, config, progress=False)
+    assert report.ok, report.discrepancies
 
 
 # Refusals a random history meets: an outcome for a void round (409), a void after a
