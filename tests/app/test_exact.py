@@ -5,7 +5,7 @@ restart with the same state and answers, and verify clean."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from app.export import export_line
 from app.floor import FloorError, load_floor, parse_floor
-from app.journal import JournalRow, MemoryJournal
+from app.journal import Journal, JournalRow, MemoryJournal, PostgresJournal
 from app.main import create_app, floor_config
 from app.schemas import OutcomeRequest
 from app.settings import Settings
@@ -41,9 +41,31 @@ class KeptJournal(MemoryJournal):
         pass
 
 
+Opener = Callable[[], Awaitable[Journal]]
+
+
+@pytest.fixture(params=["memory", "postgres"])
+def opener(request: pytest.FixtureRequest) -> Opener:
+    """Opens the same journal for each server start (the server closes it when it stops):
+    kept in memory, or a real PostgreSQL database (entries as TEXT: docs/journal.md)."""
+    if request.param == "memory":
+        kept = KeptJournal()
+
+        async def same() -> Journal:
+            return kept
+
+        return same
+    dsn = request.getfixturevalue("fresh_dsn")
+
+    async def connect() -> Journal:
+        return await PostgresJournal.connect(dsn)
+
+    return connect
+
+
 @asynccontextmanager
 async def serving(
-    journal: MemoryJournal, clock: Clock, snapshot_every: int = 20_000
+    journal: Journal, clock: Clock, snapshot_every: int = 20_000
 ) -> AsyncIterator[tuple[httpx.AsyncClient, Writer]]:
     app = create_app(Settings(snapshot_every=snapshot_every), load_floor(DEMO), journal=journal)
     writer: Writer = app.state.writer
@@ -56,14 +78,29 @@ async def serving(
         yield c, writer
 
 
-async def rows(journal: MemoryJournal) -> list[JournalRow]:
+async def rows(journal: Journal) -> list[JournalRow]:
     return [row async for row in journal.read(0)]
 
 
-async def verify_clean(journal: MemoryJournal) -> None:
+@asynccontextmanager
+async def reopened(open_journal: Opener) -> AsyncIterator[Journal]:
+    journal = await open_journal()
+    try:
+        yield journal
+    finally:
+        await journal.close()
+
+
+async def journal_rows(open_journal: Opener) -> list[JournalRow]:
+    async with reopened(open_journal) as journal:
+        return await rows(journal)
+
+
+async def verify_clean(open_journal: Opener) -> None:
     config, _ = floor_config(load_floor(DEMO))
-    report = await verify(journal, config, progress=False)
-    assert report.ok, report.discrepancies
+    async with reopened(open_journal) as journal:
+        report = await verify(journal, config, progress=False)
+        assert report.ok, report.discrepancies
 
 
 # -- the bound -----------------------------------------------------------------------
@@ -164,12 +201,12 @@ def test_the_floor_file_refuses_money_beyond_the_bound_and_odds_beyond_max_odds(
 
 @pytest.mark.parametrize("snapshot_every", [20_000, 2], ids=["journal", "snapshot"])
 async def test_the_largest_amounts_survive_a_restart_with_the_same_state_and_answers(
-    snapshot_every: int,
+    snapshot_every: int, opener: Opener
 ) -> None:
     """Issue 16: bets of the largest amount at a western_stud table, a royal flush (25 to
     1) and a straight flush (15 to 1) on them; then a restart (from the journal alone, or
     from a snapshot) answers the round and every retry as before."""
-    journal, clock = KeptJournal(), Clock()
+    clock = Clock()
     bets = {
         "closed_at": clock.at(),
         "boxes": [
@@ -184,7 +221,7 @@ async def test_the_largest_amounts_survive_a_restart_with_the_same_state_and_ans
         ]
     }
     url = "/v1/tables/T05/rounds/BIG"
-    async with serving(journal, clock, snapshot_every) as (client, _):
+    async with serving(await opener(), clock, snapshot_every) as (client, _):
         first_bets = await client.post(f"{url}/bets", json=bets, headers=T05)
         assert first_bets.status_code == 200, first_bets.text
         first_outcome = await client.post(f"{url}/outcome", json=outcome, headers=T05)
@@ -193,13 +230,13 @@ async def test_the_largest_amounts_survive_a_restart_with_the_same_state_and_ans
         # 25 x 999,999,999.99 and 15 x 999,999,999.98, by hand.
         assert amounts == {1: "24999999999.75", 2: "14999999999.70"}
         before = (await client.get(url, headers=T05)).json()
-    entries = [loads_exact(row.entry, "test") for row in await rows(journal)]
+    entries = [loads_exact(row.entry, "test") for row in await journal_rows(opener)]
     fixed = [f["amount"] for e in entries if e["kind"] == "outcome" for f in e["fixed"]]
     assert fixed == [24_999_999_999_750_000, 14_999_999_999_700_000]
     clock.now += 1_000
-    async with serving(journal, clock, snapshot_every) as (client, writer):
+    async with serving(await opener(), clock, snapshot_every) as (client, writer):
         if snapshot_every == 2:
-            assert await journal.latest_snapshot() is not None
+            assert await writer.journal.latest_snapshot() is not None
         r = await client.get(url, headers=T05)
         assert r.status_code == 200, r.text
         assert r.json() == before
@@ -207,19 +244,19 @@ async def test_the_largest_amounts_survive_a_restart_with_the_same_state_and_ans
         assert (again.status_code, again.json()) == (200, first_bets.json())
         again = await client.post(f"{url}/outcome", json=outcome, headers=T05)
         assert (again.status_code, again.json()) == (200, first_outcome.json())
-    await verify_clean(journal)
+    await verify_clean(opener)
 
 
 # -- readers: exact for every integer --------------------------------------------------
 
 
-async def test_a_journal_with_integers_beyond_64_bits_replays_exactly() -> None:
+async def test_a_journal_with_integers_beyond_64_bits_replays_exactly(opener: Opener) -> None:
     """The issue's journal: bets of 999,999,999,999,999.99 (accepted before the bound) at
     a western_stud table and a royal flush on them: 2.5e22 micro-units in the entry.
     After a restart the round answers 200 with every micro-unit; verify and export too."""
-    journal, clock = KeptJournal(), Clock()
+    clock = Clock()
     huge = Money(999_999_999_999_999 * SCALE + 990_000)
-    async with serving(journal, clock) as (_, writer):
+    async with serving(await opener(), clock) as (_, writer):
         # Handed to the writer as the routes did before the bound (past the schema).
         box = {"box": 1, "ante": huge, "jackpot": huge, "jackpot_dealer": 0, "player": None}
         body = {"closed_at": clock.now, "boxes": [box]}
@@ -229,17 +266,17 @@ async def test_a_journal_with_integers_beyond_64_bits_replays_exactly() -> None:
         outcome = OutcomeRequest.model_validate({"boxes": [hand]}).domain()
         status, _ = await writer.submit("outcome", "T05", "OLD", outcome)
         assert status == 201
-    texts = [row.entry for row in await rows(journal)]
+    texts = [row.entry for row in await journal_rows(opener)]
     assert any("24999999999999999750000" in text for text in texts)  # beyond 64 bits
     clock.now += 1_000
-    async with serving(journal, clock) as (client, _):
+    async with serving(await opener(), clock) as (client, _):
         r = await client.get("/v1/tables/T05/rounds/OLD", headers=T05)
         assert r.status_code == 200, r.text
         view = r.json()
         assert view["boxes"][0]["ante"] == "999999999999999.99"
         assert [a["amount"] for a in view["awards"]] == ["24999999999999999.75"]
-    await verify_clean(journal)
-    outcome_row = (await rows(journal))[-1]
+    await verify_clean(opener)
+    outcome_row = (await journal_rows(opener))[-1]
     line = loads_exact(export_line(outcome_row, "0" * 64), "export")
     assert line["entry"]["fixed"][0]["amount"] == 24_999_999_999_999_999_750_000
     assert canonical_json(line["entry"]) == outcome_row.entry  # the hash chain's bytes
