@@ -501,11 +501,12 @@ class Writer:
         if isinstance(link, str):
             links.add(link)
         status = 201 if sub.kind in ("bets", "outcome") else 200
+        # The state as it is when answered: `_unapply` may have replaced it meanwhile.
         return lambda: (
             status,
             answer
             if sub.kind != "outcome"
-            else outcome_answer(service, sub.table or "", sub.round or ""),
+            else outcome_answer(self.service, sub.table or "", sub.round or ""),
         )
 
     def _unapply(self, sub: Submission, rows: list[JournalRow], error: Exception) -> Unrecorded:

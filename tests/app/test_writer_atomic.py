@@ -372,3 +372,27 @@ def test_the_history_strategy_reaches_the_bound_and_big_awards() -> None:
         (("void", 2, False), 100, None),
     ]
     asyncio.run(run_history(history, 3))
+
+
+async def test_answers_still_to_come_read_the_state_taken_back_not_the_one_left() -> None:
+    """An outcome being committed is answered after a void of its round failed behind it:
+    its answer shows the award as the journal has it (pending), not void."""
+    async with Harness() as h:
+        assert await result(h.post("R1", bets())) == 201
+        h.journal.gate.clear()
+        task = asyncio.create_task(h.writer.submit("outcome", "T01", "R1", royal_flush_outcome()))
+        await until(lambda: h.journal.waiting == 1, "the outcome's append is held")
+        void = VoidRequest.model_validate({"reason": "foreign card (5.8.1)"}).domain()
+        with failing("answer", "R1", "void"):
+            voided = asyncio.create_task(h.writer.submit("void", "T01", "R1", void))
+            writer = h.writer
+            await until(
+                lambda: writer.gathering is not None and bool(writer.gathering.refused),
+                "the void is applied",
+            )
+        h.journal.gate.set()
+        assert await result(voided) == "Unrecorded"  # answered with its group, after ...
+        status, answer = await task  # ... the outcome's
+        assert status == 201
+        assert [a["state"] for a in answer["awards"] if a["kind"] == "meter"] == ["pending"]
+        await state_is_the_journals(h.writer, h.journal)
