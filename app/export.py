@@ -20,13 +20,13 @@ import json
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 import orjson
 
 from app.journal import Journal, JournalRow, read_only_journal
 from app.timefmt import format_time, parse_time
-from jackpot.snapshot import canonical_json
+from jackpot.snapshot import canonical_json, loads_exact
 
 GENESIS = "0" * 64
 
@@ -38,21 +38,19 @@ def export_line(row: JournalRow, prev_hash: str) -> str:
         "kind": row.kind,
         "idem_key": row.idem_key,
         "body_sha256": row.body_sha256,
-        "entry": _loads(row.entry),
-        "answer": None if row.answer is None else _loads(row.answer),
+        "entry": loads_exact(row.entry, f"journal entry {row.seq}"),
+        "answer": None
+        if row.answer is None
+        else loads_exact(row.answer, f"the answer of journal entry {row.seq}"),
         "hash": row.hash,
         "prev_hash": prev_hash,
     }
     # Not sorted at the top level (the fields in the order above, for people); `entry`
     # keeps the canonical order it was stored in.
-    return orjson.dumps(data).decode() + "\n"
-
-
-def _loads(text: str) -> Any:
     try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:  # integers beyond 64 bits: orjson refuses them
-        return json.loads(text)
+        return orjson.dumps(data).decode() + "\n"
+    except TypeError:  # an integer beyond 64 bits (canonical_json writes it the same way)
+        return json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n"
 
 
 async def export(journal: Journal, out: TextIO, start: int | None, end: int | None) -> int:
@@ -144,7 +142,7 @@ class ExportFile:
 
     def _row(self, line: bytes, where: str) -> JournalRow:
         try:
-            data = _loads(line.decode())
+            data = loads_exact(line, where)
             return JournalRow(
                 seq=data["seq"],
                 recorded_at_ms=parse_time(data["recorded_at"]),

@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.journal import JournalUnavailable
-from app.writer import Conflict, Unavailable
+from app.writer import Conflict, Unavailable, Unrecorded
 from jackpot.errors import InvalidCommandError, JackpotError, StateConflictError, UnknownError
 from tables.errors import TablesError
 
@@ -28,6 +28,7 @@ STATUS: list[tuple[type[Exception], int, str]] = [
     # A read of the journal (an archived round, the reconciliation, the first answer of a
     # late retry) while the database is away: as unavailable as a write, not a 500.
     (JournalUnavailable, 503, "The journal cannot be reached"),
+    (Unrecorded, 500, "Internal error: nothing was recorded"),
 ]
 
 

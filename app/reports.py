@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 import csv
 import io
-import json
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from app.timefmt import format_time
 from jackpot.floor import Floor
 from jackpot.money import format_exact, format_money
 from jackpot.reconcile import Ledger, reconcile
+from jackpot.snapshot import loads_exact
 
 log = logging.getLogger("jackpot.reports")
 
@@ -73,7 +73,7 @@ class _Replay:
         if snapshot is None:
             return cls(Service(config))
         seq, packed = snapshot
-        state = orjson.loads(unpack_bytes(packed, seq))
+        state = loads_exact(unpack_bytes(packed, seq), f"snapshot {seq}")
         return cls(load_service(config, state), state["seq"], state["head"])
 
     async def until(self, journal: Journal, before_ms: int, upto_seq: int) -> bool:
@@ -86,7 +86,7 @@ class _Replay:
                     return False
                 if row.recorded_at_ms >= before_ms:
                     return True
-                self.service.apply(json.loads(row.entry))
+                self.service.apply(loads_exact(row.entry, f"journal entry {row.seq}"))
                 self.seq, self.head = row.seq, row.hash
         return False
 

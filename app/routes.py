@@ -30,6 +30,7 @@ from app.views import Listed, as_committed, every_award, meter_award, outcome_an
 from app.writer import Writer
 from jackpot.errors import InvalidCommandError, UnknownError
 from jackpot.money import format_money, format_rate, parse_money
+from jackpot.snapshot import loads_exact
 from tables.settle import KINDS
 
 
@@ -344,7 +345,7 @@ async def archived_round(writer: Writer, table: str, round_id: str) -> dict[str,
     for kind in ("bets", "outcome", "void"):
         row = await writer.lookup(f"{table}|{round_id}|{kind}")
         if row is not None and row.answer is not None:
-            view[kind] = orjson.loads(row.answer)
+            view[kind] = loads_exact(row.answer, f"the answer of journal entry {row.seq}")
     if "bets" not in view:
         raise UnknownError(f"no bets were recorded for round {round_id!r} at table {table!r}")
     # An open round is never pruned: one with neither outcome nor void was expired.

@@ -22,11 +22,23 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from app.timefmt import parse_time
 from jackpot.commands import SEMANTICS
-from jackpot.money import parse_money
+from jackpot.money import MAX_MONEY_TEXT, parse_money
 
 # Money is a decimal string with at most two places; a JSON number is refused (API.md).
 MONEY_PATTERN = r"^(0|[1-9][0-9]{0,14})(\.[0-9]{1,2})?$"
-Money = Annotated[StrictStr, Field(pattern=MONEY_PATTERN, examples=["1.00"])]
+
+
+def _bounded(text: str) -> str:
+    parse_money(text.removeprefix("-"))  # at most MAX_MONEY (jackpot.money): 422 naming it
+    return text
+
+
+_AT_MOST = f"at most {MAX_MONEY_TEXT}"
+Money = Annotated[
+    StrictStr,
+    Field(pattern=MONEY_PATTERN, examples=["1.00"], description=_AT_MOST),
+    AfterValidator(_bounded),
+]
 
 
 def _time(text: str) -> str:
@@ -191,7 +203,11 @@ class ResetRequest(Strict):
     reason: Reason
 
 
-SignedMoney = Annotated[StrictStr, Field(pattern=r"^-?(0|[1-9][0-9]{0,14})(\.[0-9]{1,2})?$")]
+SignedMoney = Annotated[
+    StrictStr,
+    Field(pattern=r"^-?(0|[1-9][0-9]{0,14})(\.[0-9]{1,2})?$", description=_AT_MOST),
+    AfterValidator(_bounded),
+]
 
 
 class CorrectionRequest(Strict):

@@ -49,7 +49,7 @@ from jackpot.floor import ExpireResult, FinalizeResult, VoidResult
 from jackpot.meter import Meter
 from jackpot.money import CENT, RATE_SCALE, Money, format_exact
 from jackpot.records import FINAL, PENDING, VOID, AwardRecord, CorrectionRecord, ResetRecord
-from jackpot.snapshot import canonical_json
+from jackpot.snapshot import UnreadableJson, canonical_json, loads_exact
 from jackpot.timeline import RETURN, REVERSAL
 from tables.bets import BetDecision, BoxBet, TableSettings, check_bets
 from tables.cards import DECK
@@ -192,7 +192,7 @@ class Verifier:
         describes: the verification of the entries before it must arrive at exactly that
         state (`check_snapshot`), which is what makes it trustworthy."""
         verifier = cls(config)
-        state = orjson.loads(snapshot)
+        state = loads_exact(snapshot, "the snapshot")
         verifier.service = load_service(config, state)
         verifier.seq, verifier.head = state["seq"], state["head"]
         verifier.first_seq = verifier.seq + 1
@@ -221,9 +221,10 @@ class Verifier:
         if ours == snapshot:
             return True
         try:
-            path, was, should = first_difference(orjson.loads(snapshot), orjson.loads(ours))
+            stored = loads_exact(snapshot, f"the snapshot after seq {self.seq}")
+            path, was, should = first_difference(stored, loads_exact(ours, "ours"))
             what = f"after seq {self.seq}{path}: stored, and as the entries give it"
-        except orjson.JSONDecodeError as error:
+        except UnreadableJson as error:
             was, should, what = snapshot, None, f"unreadable ({error})"
         self.note(Discrepancy(self.seq, "snapshot", what, was, should))
         return False
@@ -246,9 +247,9 @@ class Verifier:
         # Go on from the recorded hash: a changed entry is named once, not every row after.
         self.head = row.hash
         try:
-            entry = orjson.loads(row.entry)
-        except orjson.JSONDecodeError as error:
-            self._flag(row, f"entry: not JSON ({error})", row.entry, None)
+            entry = loads_exact(row.entry, "entry")
+        except UnreadableJson as error:
+            self._flag(row, str(error), row.entry, None)
             return
         if not isinstance(entry, dict):
             self._flag(row, "entry: not a JSON object", entry, None)
@@ -575,7 +576,7 @@ class Verifier:
         text = canonical_json(expected)
         if text == row.answer:
             return
-        recorded = None if row.answer is None else orjson.loads(row.answer)
+        recorded = None if row.answer is None else loads_exact(row.answer, "answer")
         path, was, should = first_difference(recorded, expected)
         self._flag(row, f"answer{path}", was, should)
 

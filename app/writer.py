@@ -33,8 +33,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import orjson
-
 from app.journal import DuplicateEntry, Journal, JournalRow, JournalUnavailable, unpack_bytes
 from app.metrics import Metrics, Staged
 from app.service import Service
@@ -43,7 +41,7 @@ from app.views import award_row, bets_answer, meters, outcome_answer, void_answe
 from jackpot.errors import JackpotError
 from jackpot.floor import FinalizeResult, OutcomeResult, VoidResult
 from jackpot.records import FINAL, PENDING, AwardRecord, ResetRecord
-from jackpot.snapshot import canonical_json
+from jackpot.snapshot import canonical_json, loads_exact
 from tables.errors import TablesError
 
 log = logging.getLogger("jackpot.writer")
@@ -75,6 +73,11 @@ class Conflict(Exception):
 
 class Unavailable(Exception):
     """The journal cannot be written: nothing was recorded (503)."""
+
+
+class Unrecorded(Exception):
+    """Applying an event failed past the core's checks (a bug): the state is back where
+    it was and nothing of the event was recorded (500)."""
 
 
 def wall_clock_ms() -> int:
@@ -415,7 +418,7 @@ class Writer:
             result = self.service.apply(entry)
             assert isinstance(result, FinalizeResult)
             self.last_finalize = now
-            group.rows.append(self._row(entry, None, None, None))
+            self._append(group.rows, self._row(entry, None, None, None))
             group.finalized.extend(result.finalized)
             self.service.uncommitted.update(
                 r.id for r in result.finalized if isinstance(r, AwardRecord)
@@ -519,27 +522,63 @@ class Writer:
             entry = service.prepare_void(sub.table, sub.round, sub.body, now)
         else:  # operator changes: seed, reset, correct, and dual control's propose/approve/reject
             entry = {"kind": sub.kind, "now": now, "by": sub.by, **sub.body}
-        result = service.apply(entry)  # raises, changing nothing, if the core refuses
-        answer = self._answer(sub, result)
-        rows.append(self._row(entry, key, body_sha, answer))
+        # Nothing half-done (issue 16): whatever fails once the state may have changed,
+        # before the entry's row exists, takes the state back (`_unapply`); a refusal by
+        # the core (JackpotError, TablesError) changes nothing.
+        try:
+            result = service.apply(entry)
+        except (JackpotError, TablesError):
+            raise
+        except Exception as error:
+            raise self._unapply(sub, rows, error) from error
+        try:
+            answer = self._answer(sub, result)
+            link = getattr(result, "link", None) or (
+                service.floor.rounds[(sub.table, sub.round)].link
+                if sub.table and sub.round
+                else None
+            )
+            row = self._row(entry, key, body_sha, answer)
+            self.metrics.applied(sub.kind, sub.table, result)
+        except Exception as error:
+            raise self._unapply(sub, rows, error) from error
+        self._append(rows, row)
         if key is not None and body_sha is not None:
             idem[key] = body_sha
-            self._remember(key, rows[-1].answer or "{}")
+            self._remember(key, row.answer or "{}")
         if isinstance(result, OutcomeResult):
             claimed.extend(result.awards)
-        link = getattr(result, "link", None) or (
-            service.floor.rounds[(sub.table, sub.round)].link if sub.table and sub.round else None
-        )
         if isinstance(link, str):
             links.add(link)
-        self.metrics.applied(sub.kind, sub.table, result)
         status = 201 if sub.kind in ("bets", "outcome") else 200
+        # The state as it is when answered: `_unapply` may have replaced it meanwhile.
         return lambda: (
             status,
             answer
             if sub.kind != "outcome"
-            else outcome_answer(service, sub.table or "", sub.round or ""),
+            else outcome_answer(self.service, sub.table or "", sub.round or ""),
         )
+
+    def _unapply(self, sub: Submission, rows: list[JournalRow], error: Exception) -> Unrecorded:
+        """Take back an entry applied without its row: the last durable state, plus the
+        rows applied since (the group being committed, the one gathered behind it, this
+        group's so far). Nothing else changed: seq, idempotency keys and answers are set
+        only once the row exists."""
+        log.error("writer: %s of %s/%s not applied: %r", sub.kind, sub.table, sub.round, error)
+        durable, last = self.durable_head()[0], self.seq
+        applied: dict[int, JournalRow] = {}
+        # While a refused commit is sorted out (`_duplicate`) the group being committed is
+        # not applied: this group's rows, numbered from the durable point, replace its.
+        for group in (self.committing, self.gathering):
+            if group is not None:
+                applied.update((row.seq, row) for row in group.rows)
+        applied.update((row.seq, row) for row in rows)
+        uncommitted = self.service.uncommitted  # finalised by rows that are replayed
+        self._restore()
+        for seq in range(durable + 1, last + 1):
+            self._replay(applied[seq])
+        self.service.uncommitted = uncommitted
+        return Unrecorded(f"{sub.kind} could not be recorded: an internal error; retry it")
 
     def _answer(self, sub: Submission, result: object) -> dict[str, Any]:
         service = self.service
@@ -575,20 +614,24 @@ class Writer:
         body_sha: str | None,
         answer: dict[str, Any] | None,
     ) -> JournalRow:
+        """The entry's row, next in the chain; the caller makes it the head."""
         # Hash chain (issue 9): each row's hash covers the previous hash and its entry.
         text = canonical_json(entry)
-        self.seq += 1
-        self.head = hashlib.sha256((self.head + text).encode()).hexdigest()
         return JournalRow(
-            seq=self.seq,
+            seq=self.seq + 1,
             recorded_at_ms=entry["now"],
             kind=entry["kind"],
             idem_key=key,
             body_sha256=body_sha,
             entry=text,
             answer=None if answer is None else canonical_json(answer),
-            hash=self.head,
+            hash=hashlib.sha256((self.head + text).encode()).hexdigest(),
         )
+
+    def _append(self, rows: list[JournalRow], row: JournalRow) -> None:
+        """The row joins its group and becomes the chain's head."""
+        rows.append(row)
+        self.seq, self.head = row.seq, row.hash
 
     def _expire(self, now: int, group: Group) -> None:
         """Rounds open longer than expire_after leave the open set (jackpot/expiry.py): an
@@ -598,7 +641,7 @@ class Writer:
         if rounds:
             entry = {"kind": "expire", "now": now, "rounds": [list(key) for key in rounds]}
             self.service.apply(entry)
-            group.rows.append(self._row(entry, None, None, None))
+            self._append(group.rows, self._row(entry, None, None, None))
 
     def _finalize_due(self, now: int) -> bool:
         floor = self.service.floor
@@ -703,7 +746,7 @@ class Writer:
 
     def _restore(self) -> None:
         state: dict[str, Any] = (
-            _loads(unpack_bytes(self.base, self.base_point[0]))
+            _loads(unpack_bytes(self.base, self.base_point[0]), f"snapshot {self.base_point[0]}")
             if self.base
             else {"seq": 0, "head": GENESIS}
         )
@@ -754,7 +797,7 @@ class Writer:
                 self.broadcast.status(None, "ok", "events are recorded again")
 
     def _replay(self, row: JournalRow) -> object:
-        result = self.service.apply(_loads(row.entry))
+        result = self.service.apply(_loads(row.entry, f"journal entry {row.seq}"))
         if row.idem_key is not None and row.body_sha256 is not None:
             self.service.idem[row.idem_key] = row.body_sha256
         self.seq, self.head = row.seq, row.hash
@@ -874,6 +917,7 @@ def _sha(body: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json(body).encode()).hexdigest()
 
 
-def _loads(text: str) -> dict[str, Any]:
-    data: dict[str, Any] = orjson.loads(text)
+def _loads(text: str, what: str = "a recorded answer") -> dict[str, Any]:
+    # Exact for every integer: orjson alone reads one beyond 64 bits as a float.
+    data: dict[str, Any] = loads_exact(text, what)
     return data

@@ -20,16 +20,42 @@ Rate = NewType("Rate", int)
 RATE_SCALE = 10_000
 FULL_SHARE = Rate(RATE_SCALE)
 
+# The largest amount accepted anywhere money comes in: the wire (app/schemas.py), the
+# floor file (app/floor.py, pay-table amounts included) and operator changes (seeds,
+# corrections). Chosen so that every amount derived from it stays an exact integer in
+# every codec and column it meets:
+#   - orjson (the journal's fast codec) and PostgreSQL BIGINT hold signed 64-bit ints:
+#     2**63 - 1 = 9.22e18 micro-units = 9.22e12 units;
+#   - a float64 (JavaScript, jq, a spreadsheet reading an export) is exact to 2**53 =
+#     9.007e15 micro-units = 9.0e9 units.
+# MAX_MONEY = 999,999,999.99 = 9.99...e14 micro-units (< 2**53: every amount a client or
+# operator can send is exact even in a float64 reader). Derived from it:
+#   - a River bet pays at most 25 x the bet: 2.5e16 micro-units, 1/369 of int64;
+#   - an odds award is at most MAX_ODDS x the wager: 1,000 x MAX_MONEY = 1.0e18, 1/9 of
+#     int64 (the rules' largest is Singapore Stud's 500 to 1, 4.2);
+#   - a contribution is at most the wager (rate + reserve_rate <= 1): a meter's lifetime
+#     totals (the ledger, DESIGN.md "money is conserved") grow by at most MAX_MONEY an
+#     entry. A floor of 1,000 tables x 7 boxes x 60 rounds an hour, all year, makes 3.7e9
+#     wagers a year: at an average jackpot wager of 10 units, int64 lasts 250 years;
+#   - the reconciliation's and verify's sums over many rows are Python ints (unbounded).
+# A total that still outgrows 64 bits stays exact: canonical_json writes it with the
+# standard library and jackpot.snapshot.loads_exact reads every integer exactly.
+MAX_MONEY = Money(999_999_999 * SCALE + 99 * CENT)
+MAX_MONEY_TEXT = "999999999.99"
+MAX_ODDS = 1_000  # "N to 1" in a pay table: N at most this (see MAX_MONEY)
+
 _MONEY_RE = re.compile(r"^(0|[1-9][0-9]{0,14})(?:\.([0-9]{1,2}))?$")
 _RATE_RE = re.compile(r"^(0|[1-9][0-9]{0,5})(?:\.([0-9]{1,4}))?$")
 
 
 class MoneyError(ValueError):
-    """A money or rate string that is not exact, not positive, or has too many places."""
+    """A money or rate string that is not exact, not positive, has too many places, or is
+    more than MAX_MONEY."""
 
 
 def parse_money(text: str) -> Money:
-    """'12.50' -> Money. At most two decimal places, no sign, no exponent, no float."""
+    """'12.50' -> Money. At most two decimal places and MAX_MONEY; no sign, no exponent,
+    no float."""
     if not isinstance(text, str):
         raise MoneyError('money must be a decimal string such as "1.00"')
     return _parse_money(text)
@@ -43,7 +69,10 @@ def _parse_money(text: str) -> Money:
             f'{text!r} is not an amount: a decimal string with at most two places, such as "1.00"'
         )
     whole, frac = match.group(1), match.group(2) or ""
-    return Money(int(whole) * SCALE + int(frac.ljust(2, "0")) * CENT)
+    amount = Money(int(whole) * SCALE + int(frac.ljust(2, "0")) * CENT)
+    if amount > MAX_MONEY:
+        raise MoneyError(f"{text} is more than {MAX_MONEY_TEXT}, the largest amount accepted")
+    return amount
 
 
 def parse_rate(text: str) -> Rate:

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from jackpot.money import Money, MoneyError, Rate, parse_money, parse_rate
+from jackpot.money import MAX_ODDS, Money, MoneyError, Rate, parse_money, parse_rate
 from tables.errors import TablesError
 
 DOLLAR = 1_000_000  # micro-units per currency unit (jackpot.money.SCALE)
@@ -170,6 +170,8 @@ def _override(game_id: GameId, row: str, old: Pay, text: str) -> Pay:
             amount = parse_money(text)
             if amount % DOLLAR:
                 raise TablesError(f'{game_id} {row} pays "N to 1": {text!r} is not whole', loc)
+            if amount // DOLLAR > MAX_ODDS:  # keeps every award exact (jackpot.money)
+                raise TablesError(f'{game_id} {row} pays "N to 1": N is at most {MAX_ODDS}', loc)
             new = Odds(amount // DOLLAR)
             positive = amount > 0
     except MoneyError as error:

@@ -12,7 +12,6 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
-import orjson
 import pytest
 
 from app.floor import load_floor
@@ -22,6 +21,7 @@ from app.service import Service
 from app.settings import Settings
 from app.snapshots import dump_packed_aside, dump_text
 from app.writer import GENESIS, Writer
+from jackpot.snapshot import loads_exact
 from tests.app.test_api import DEMO, Clock, bets_body
 from tests.app.test_metrics import FlakyJournal
 
@@ -36,7 +36,7 @@ def replayed(rows: list[JournalRow]) -> Service:
     config, _ = floor_config(load_floor(DEMO))
     service = Service(config)
     for row in rows:
-        service.apply(orjson.loads(row.entry))
+        service.apply(loads_exact(row.entry, f"journal entry {row.seq}"))
         if row.idem_key is not None and row.body_sha256 is not None:
             service.idem[row.idem_key] = row.body_sha256
     return service

@@ -1160,7 +1160,7 @@ async def test_issue_16_edges_pay_by_deal_order_and_void_at_the_current_position
     assert report.ok, format_report(report)
     assert report.entries == floor.writer.seq
     # The reconciliation shows the voids, at the position they took effect.
-    rec = await reconciliation(floor.journal, CONFIG, -(2**62), 2**62)
+    rec, _ = await reconciliation(floor.journal, CONFIG, -(2**62), 2**62)
     row = next(r for r in rec["meters"] if (r["link"], r["meter"]) == ("stud", "major"))
     assert (row["reversed_meter"], row["reversed_reserve"]) == ("0.75", "0.15")
     assert (row["house_cover"], row["balanced"]) == ("0.30", True)
@@ -1221,7 +1221,7 @@ async def test_5_20_a_voided_rounds_pending_royal_flush_verifies_and_reconciles(
     report = verify_rows(await rows_of(floor.journal)).report()
     assert report.ok, format_report(report)
     assert report.meter_awards == 1
-    rec = await reconciliation(floor.journal, CONFIG, -(2**62), 2**62)
+    rec, _ = await reconciliation(floor.journal, CONFIG, -(2**62), 2**62)
     row = next(r for r in rec["meters"] if (r["link"], r["meter"]) == ("stud", "major"))
     assert (row["awards"], row["awards_withheld"], row["awards_returned"]) == (
         "10000.00",
