@@ -489,6 +489,39 @@ async def test_a_win_claimed_and_voided_in_one_group_is_not_shown() -> None:
         await state_is_the_journals(w, h.journal)
 
 
+async def test_a_void_round_correction_shows_its_rounds_pending_win_void_once() -> None:
+    """5.24: a supervisor voids a round whose royal flush is final (paid: it stands) and
+    whose straight flush, dealt later, is still pending: that one is paid to nobody, and
+    screens shown it pending are told `void` once the correction is committed."""
+    async with Harness() as h:
+        w = h.writer
+        screens = Screens(h.journal)
+        w.broadcast = screens
+        assert await outcome(h.post("R1", bets())) == 201
+        h.clock.now += 1_000
+        assert await outcome(h.post("R2", bets(h.clock.now))) == 201  # holds what follows
+        boxes = [
+            {"box": 1, "dealt_at": format_time(NOW + 5), "cards": ["AH", "KH", "QH", "JH", "TH"]},
+            {
+                "box": 2,
+                "dealt_at": format_time(NOW + 1_500),
+                "cards": ["9S", "8S", "7S", "6S", "5S"],
+            },
+        ]
+        h.clock.now = NOW + 3_000  # past the royal flush's hold, not R2's
+        body = OutcomeRequest.model_validate({"boxes": boxes}).domain()
+        assert await outcome(w.submit("outcome", "T01", "R1", body)) == 201
+        flush = "T01/R1/2/player"
+        assert sorted(screens.wins) == [(AWARD, "final", "final"), (flush, "pending", "pending")]
+        correction = {
+            "correction": "void_round", "link": "stud", "meter": "major", "amount": 0,
+            "reset": True, "table": "T01", "round": "R1", "reason": "5.24", "version": 2,
+        }  # fmt: skip
+        assert await outcome(w.submit("correct", None, None, correction, by="sam")) == 200
+        assert screens.wins[2:] == [(flush, "void", "void")]
+        await state_is_the_journals(w, h.journal)
+
+
 Play = tuple[str, int]  # (what, round or ms)
 
 _requests = st.tuples(
@@ -576,6 +609,7 @@ async def run_plays(schedule: list[Play]) -> None:
 # A win shown pending, then voided: one void, after its commit (not always drawn at random).
 @example(schedule=[("bets", 1), ("win", 1), ("tick", 0), ("void", 1)])
 @example(schedule=[("bets", 1), ("bets", 2), ("win", 1), ("tick", 0), ("hold", 0), ("void", 1)])
+@example(schedule=[("bets", 1), ("win", 1), ("tick", 0), ("land", 0), ("void", 1), ("bets", 2)])
 def test_any_schedule_shows_each_win_pending_at_most_once_and_final_once_when_committed(
     schedule: list[Play],
 ) -> None:
