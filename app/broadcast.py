@@ -20,7 +20,8 @@ Wire format (every message has `type`, `seq` and `link`):
 - `meters`: every meter of the link with its latest value, at most one per
   `coalesce_ms`.
 - `win`: `state` `pending` then `final` (with `amount`), `award_id`, `table`, `round`,
-  `box`, `meter`, `hand`, `dealt_at`.
+  `box`, `meter`, `hand`, `dealt_at`; or, after `pending`, `void` (no `amount`): a void
+  of its box cancelled it, paid to nobody.
 - `status`: `ok` or `degraded` with a `detail`.
 - `ping`: every `ping_s`.
 
@@ -57,6 +58,7 @@ Role = Literal["writer", "display"]
 Message = dict[str, object]
 RECENT_WINS = 25
 STATUSES = ("ok", "degraded")
+WIN_STATES = ("pending", "final", "void")
 
 
 def encode(message: Mapping[str, object]) -> str:
@@ -250,6 +252,9 @@ class _Link:
                     kept = [w for w in self.recent if str(w.get("award_id")) != award]
                     self.recent = deque(kept, maxlen=RECENT_WINS)
                 self.recent.appendleft(win)
+            elif win.get("state") == "void":
+                # DESIGN.md, the watermark: "jackpot pending" ends; nobody won it.
+                self.pending.pop(award, None)
             else:
                 self.pending[award] = win
         elif kind == "status":
@@ -359,8 +364,8 @@ class Broadcaster:
     def win(self, link: str, win: Mapping[str, object]) -> None:
         """A win, sent at once after any meters still waiting (so order is kept)."""
         state = self._writer_link(link)
-        if win.get("state") not in ("pending", "final") or "award_id" not in win:
-            raise ValueError("a win needs state 'pending' or 'final' and an award_id")
+        if win.get("state") not in WIN_STATES or "award_id" not in win:
+            raise ValueError(f"a win needs a state of {WIN_STATES} and an award_id")
         self._flush_meters(state)
         self._originate(state, {"type": "win", "seq": 0, "link": link, **win})
 

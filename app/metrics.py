@@ -221,10 +221,11 @@ class Metrics:
             return 0 if queue is None else queue.qsize()
 
         def pending() -> dict[tuple[str, ...], Value]:
-            # timeline.pending_awards: O(1), meter awards and operator resets waiting
-            # for the watermark (Floor.pending_awards would sort the whole timeline).
+            # Floor.pending_count: O(1) unless a void is pending, meter awards and operator
+            # resets waiting for the watermark, not the voided (Floor.pending_awards would
+            # sort the whole timeline).
             floor = writer.service.floor
-            return {(link,): state.timeline.pending_awards for link, state in floor.links.items()}
+            return {(link,): floor.pending_count(link) for link in floor.links}
 
         def rounds(stale: bool) -> dict[tuple[str, ...], Value]:
             floor = writer.service.floor

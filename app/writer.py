@@ -16,7 +16,8 @@ failed commit refuses its group and the one gathered behind it (applied on top o
 What reads the state directly (GET) may see the gathered group a commit early, as it
 could see a group during its commit before; displays are shown only what is committed
 (`_shown`): each win `pending` once its claim is committed, `final` once the entry that
-made it final is, and the meters as the committed entries leave them.
+made it final is, `void` once the void that cancelled it is (if it was shown `pending`),
+and the meters as the committed entries leave them.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from app.snapshots import dump_packed_aside, load_service
 from app.views import award_row, bets_answer, meters, outcome_answer, void_answer
 from jackpot.errors import JackpotError
 from jackpot.floor import FinalizeResult, OutcomeResult, VoidResult
-from jackpot.records import FINAL, PENDING, AwardRecord, ResetRecord
+from jackpot.records import FINAL, PENDING, VOID, AwardRecord, ResetRecord
 from jackpot.snapshot import canonical_json, loads_exact
 from tables.errors import TablesError
 
@@ -190,6 +191,9 @@ class Writer:
     stats: dict[str, int] = field(default_factory=lambda: {"batches": 0, "rows": 0, "failed": 0})
     metrics: Metrics = field(default_factory=Metrics)
     lookups: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(LOOKUPS))
+    # Awards displays were shown `pending` and no end of yet: a void of one is shown to
+    # them (DESIGN.md, the watermark: "jackpot pending" ends); screens know no other.
+    on_screens: set[str] = field(default_factory=set)
 
     def durable_head(self) -> tuple[int, str]:
         """The last committed entry's seq and hash (rows of a group being committed are
@@ -870,11 +874,15 @@ class Writer:
         each once, so a claim made final by the same entries is shown only `final`)."""
         if self.broadcast is None:
             return Shown([], {})
-        # Claimed and final here: shown below, once. Void here: cancelled, never shown.
+        # Claimed and final here: shown below, once. Claimed and void here: never shown.
         wins = [(a.link, _win(a)) for a in claimed if a.state == PENDING]
         wins += [
             (r.link, _win(r)) for r in finalized if isinstance(r, AwardRecord) and r.state == FINAL
         ]
+        # Shown pending, void now (5.20: paid to nobody): "jackpot pending" ends on screens.
+        awards = self.service.floor.awards
+        voided = (awards.get(award_id) for award_id in sorted(self.on_screens))
+        wins += [(a.link, _win(a)) for a in voided if a is not None and a.state == VOID]
         values = {
             link: {m["meter"]: m["value"] for m in meters(self.service, link)} for link in links
         }
@@ -889,6 +897,10 @@ class Writer:
         if self.broadcast is None:
             return
         for link, win in shown.wins:
+            if win["state"] == PENDING:
+                self.on_screens.add(str(win["award_id"]))
+            else:
+                self.on_screens.discard(str(win["award_id"]))
             self.broadcast.win(link, win)
         for link, values in shown.meters.items():
             self.broadcast.meters(link, values)

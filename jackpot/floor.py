@@ -699,6 +699,19 @@ class Floor:
         values = state.display_values()
         return [(m.id, v) for m, v in zip(state.config.meters, values, strict=True)]
 
+    def pending_count(self, link: str) -> int:
+        """Meter awards and operator resets pending, not counting voided awards (paid to
+        nobody, 5.20) still waiting for their place; without sorting the timeline."""
+        timeline = self.link(link).timeline
+        if not timeline.pending_reversals:
+            return timeline.pending_awards  # a voided award's RETURN outlasts its WIN
+        voided = sum(
+            1
+            for _, e in timeline.heap
+            if e.kind == WIN and not e.cancelled and self.awards[str(e.award)].state == VOID
+        )
+        return timeline.pending_awards - voided
+
     def pending_awards(self, link: str) -> list[AwardRecord]:
         # A voided award still waiting for its place is pending for nobody.
         return [

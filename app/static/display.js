@@ -181,6 +181,9 @@
       renderRecent();
       celebrations.push(message);
       if (!celebrating) nextCelebration();
+    } else if (message.state === "void") {
+      // A void of its box cancelled it (paid to nobody): no longer "jackpot pending".
+      view.pending.delete(id);
     } else {
       view.pending.set(id, message);
     }

@@ -198,6 +198,31 @@ async def test_recent_wins_list_an_award_once(hub: Broadcaster) -> None:
     assert [(w["award_id"], w["state"]) for w in recent] == [("A1", "final"), ("A2", "final")]
 
 
+def void_win(award: str = "A1") -> dict[str, object]:
+    return {**pending_win(award), "state": "void"}
+
+
+async def test_a_void_takes_a_pending_win_off_the_list_and_is_no_win(hub: Broadcaster) -> None:
+    """DESIGN.md "the watermark": "jackpot pending" only while an award is pending; a void
+    of its box cancels it (paid to nobody): it leaves `pending` and is not a recent win."""
+    sub = hub.subscribe("stud")
+    hub.win("stud", pending_win("A1"))
+    hub.win("stud", pending_win("A2"))
+    hub.win("stud", void_win("A1"))
+    messages = parse(await take(sub, 4))[1:]
+    assert [(m["award_id"], m["state"]) for m in messages] == [
+        ("A1", "pending"),
+        ("A2", "pending"),
+        ("A1", "void"),
+    ]
+    state = hub.link_state("stud")
+    assert state is not None and [w["award_id"] for w in state["pending"]] == ["A2"]  # type: ignore[attr-defined]
+    assert state["recent_wins"] == []
+    [snapshot] = parse(await take(hub.subscribe("stud"), 1))
+    assert [w["award_id"] for w in snapshot["pending"]] == ["A2"]  # type: ignore[attr-defined]
+    assert snapshot["recent_wins"] == []
+
+
 def model_fold(model: dict[str, Any], message: dict[str, Any]) -> None:
     """What a display makes of a message (API.md, Displays): the test's own model."""
     model["seq"] = message["seq"]
@@ -217,6 +242,8 @@ def model_fold(model: dict[str, Any], message: dict[str, Any]) -> None:
         win = {k: v for k, v in message.items() if k not in ("type", "seq", "link")}
         if win["state"] == "pending":
             model["pending"][win["award_id"]] = win
+        elif win["state"] == "void":  # a pending win cancelled: off the list, no win
+            model["pending"].pop(win["award_id"], None)
         else:
             model["pending"].pop(win["award_id"], None)
             others = [w for w in model["recent"] if w["award_id"] != win["award_id"]]
@@ -234,7 +261,7 @@ Op = tuple[str, int, int]  # (what, a, b)
 ops = st.lists(
     st.one_of(
         st.tuples(st.just("meters"), st.integers(0, 1), st.integers(0, 3)),
-        st.tuples(st.just("win"), st.integers(0, 1), st.integers(0, 30)),
+        st.tuples(st.just("win"), st.integers(0, 2), st.integers(0, 30)),
         st.tuples(st.sampled_from(["status", "window", "screen"]), st.integers(0, 1), st.just(0)),
     ),
     max_size=60,
@@ -253,7 +280,8 @@ async def screens_see_the_stream(schedule: list[Op]) -> None:
             if what == "meters":
                 hub.meters("stud", {METERS[a][0]: f"{10_000 + b}.00"})
             elif what == "win":
-                hub.win("stud", final_win(f"A{b}") if a else pending_win(f"A{b}"))
+                made = (pending_win, final_win, void_win)[a]
+                hub.win("stud", made(f"A{b}"))
             elif what == "status":
                 hub.status("stud", "degraded" if a else "ok", "")
             elif what == "window":
@@ -680,3 +708,30 @@ def test_a_signed_value_opens_only_with_the_key_under_its_name_and_unaltered(
     data[flip % len(data)] ^= 0x01
     assert reader.open(name, bytes(data)) is None
     assert RedisBackend("redis://x").open(name, signed) == text  # no secret: nothing checked
+
+
+async def test_a_void_relayed_through_redis_takes_the_win_off_every_display(
+    _redis_server: RedisServer,
+) -> None:
+    """A display process relays a `void` as the writer sent it, and folds it the same
+    way: the win leaves its `pending`; one started afterwards reads the stored state."""
+    url = _redis_server.url
+    writer = Broadcaster(RedisBackend(url), coalesce_ms=10, ping_s=QUIET)
+    writer.configure_link("stud", "SGD", METERS)
+    await writer.start()
+    display = await started(Broadcaster(RedisBackend(url, role="display"), ping_s=QUIET))
+    await until(lambda: seq_of(display) == seq_of(writer))
+    sub = display.subscribe("stud")
+    await take(sub, 1)
+    writer.win("stud", pending_win("A1"))
+    writer.win("stud", void_win("A1"))
+    relayed = parse(await take(sub, 2))
+    assert [(m["award_id"], m["state"]) for m in relayed] == [("A1", "pending"), ("A1", "void")]
+    state = display.link_state("stud")
+    assert state == writer.link_state("stud")
+    assert state is not None and state["pending"] == [] and state["recent_wins"] == []
+    later = await started(Broadcaster(RedisBackend(url, role="display"), ping_s=QUIET))
+    await until(lambda: seq_of(later) == seq_of(writer))
+    assert later.link_state("stud") == writer.link_state("stud")
+    for broadcaster in (later, display, writer):
+        await broadcaster.stop()

@@ -233,3 +233,23 @@ async def test_the_page_sends_the_display_token_in_no_url(page: Page, where: str
         await broadcaster.stop()
         server.should_exit = True
         await task
+
+
+async def test_a_voided_pending_win_leaves_the_jackpot_pending_list(
+    floor: Floor, page: Page
+) -> None:
+    """DESIGN.md "the watermark": "jackpot pending" while an award is pending; a void of
+    its box cancels it (paid to nobody): off the list, and never celebrated."""
+    p = page
+    await p.goto(floor.base + "/display/stud")
+    await shows(p, AMOUNT, "10,000.00")
+    floor.broadcaster.win("stud", win("A1"))
+    floor.broadcaster.win("stud", win("A2", box=6, table="T02"))
+    await shows(p, "#pending-detail", "2 wins being verified")
+    floor.broadcaster.win("stud", {**win("A1"), "state": "void"})
+    await expect(p.locator("#pending-detail")).to_contain_text("TABLE T02 · BOX 6")
+    await expect(p.locator("#pending")).to_have_attribute("data-count", "1")
+    floor.broadcaster.win("stud", {**win("A2", box=6, table="T02"), "state": "void"})
+    await expect(p.locator("#pending")).to_be_hidden()
+    await expect(p.locator("#celebration")).to_be_hidden()
+    await expect(p.locator("#recent-list li")).to_have_count(1)  # the fixture's final win only

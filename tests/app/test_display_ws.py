@@ -6,7 +6,7 @@ import asyncio
 import base64
 import contextlib
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +20,7 @@ from websockets.exceptions import ConnectionClosed
 from app.broadcast import Broadcaster, MemoryBackend
 from app.display import display_router
 from app.floor import load_floor
-from app.journal import MemoryJournal
+from app.journal import JournalRow, MemoryJournal
 from app.main import create_app
 from app.settings import Settings
 from tests.app.test_api import DEMO, T01, Clock
@@ -389,3 +389,89 @@ async def test_a_link_id_of_any_length_closes_4404_cleanly(served: Served, link:
     async with connect(served.ws(link), compression=None) as ws:
         assert await close_code(ws) == 4404
         assert ws.close_reason is not None and len(ws.close_reason.encode()) <= 123
+
+
+async def test_a_void_of_a_pending_royal_flush_reaches_screens_void_once_after_its_commit() -> None:
+    """DESIGN.md "the watermark": displays show "jackpot pending" while an award is
+    pending; a void of its box (5.20, 4.5.1: it keeps its place, paid to nobody) ends
+    that. Screens that were shown the win `pending` get one `void` for it, sent once the
+    void is committed; the link's read model lists it neither pending nor as a win."""
+
+    class Recorded(MemoryJournal):
+        def __init__(self) -> None:
+            super().__init__()
+            self.keys: list[str] = []  # what is committed, in order
+
+        async def append(self, rows: Sequence[JournalRow]) -> None:
+            await super().append(rows)
+            self.keys += [row.idem_key or row.kind for row in rows]
+
+    class Watched(Broadcaster):
+        """Each win with whether the journal held the void when it was sent."""
+
+        def __init__(self, journal: Recorded) -> None:
+            super().__init__(MemoryBackend(), coalesce_ms=10, ping_s=QUIET)
+            self.journal = journal
+            self.sent: list[tuple[object, object, bool]] = []
+
+        def win(self, link: str, win: Mapping[str, object]) -> None:
+            voided = "T01|R1|void" in self.journal.keys
+            self.sent.append((win["award_id"], win["state"], voided))
+            super().win(link, win)
+
+    clock, journal = Clock(), Recorded()
+    broadcaster = Watched(journal)
+    app = create_app(Settings(), load_floor(DEMO), journal=journal, broadcaster=broadcaster)
+    app.state.writer.clock = clock
+    app.state.writer.outcome_wait_s = 0.01
+    award = "T01/R1/1/player"
+    async with app.router.lifespan_context(app):
+        screen = broadcaster.subscribe("stud")
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            boxes = [{"box": 1, "ante": "10.00", "jackpot": "1.00"}]
+            # R0 stays open (closed first): it holds R1's royal flush pending.
+            for round_id in ("R0", "R1"):
+                bets = {"closed_at": clock.at(), "boxes": boxes}
+                url = f"/v1/tables/T01/rounds/{round_id}/bets"
+                r = await client.post(url, json=bets, headers=T01)
+                assert r.status_code == 200, r.text
+                clock.now += 1
+            cards = ["AH", "KH", "QH", "JH", "TH"]
+            outcome = {"boxes": [{"box": 1, "dealt_at": clock.at(5), "cards": cards}]}
+            r = await client.post("/v1/tables/T01/rounds/R1/outcome", json=outcome, headers=T01)
+            assert [a["state"] for a in r.json()["awards"]] == ["pending"]
+            await asyncio.sleep(0.05)  # a coalescing window
+            state = (await client.get("/v1/links/stud")).json()
+            assert [w["award_id"] for w in state["pending"]] == [award]
+
+            clock.now += 100  # past its deal: the voided award keeps its place (5.20)
+            void = {"reason": "foreign card found (5.8.1)"}
+            r = await client.post("/v1/tables/T01/rounds/R1/void", json=void, headers=T01)
+            assert r.status_code == 200, r.text
+            await asyncio.sleep(0.05)
+            messages: list[dict[str, Any]] = []
+            while screen.pending():
+                messages.append(json.loads(await screen.__anext__()))
+            wins = [(m["award_id"], m["state"]) for m in messages if m["type"] == "win"]
+            assert wins == [(award, "pending"), (award, "void")]
+            [voided] = [m for m in messages if m["type"] == "win" and m["state"] == "void"]
+            assert "amount" not in voided  # nobody is paid it
+            assert broadcaster.sent == [(award, "pending", False), (award, "void", True)]
+            state = (await client.get("/v1/links/stud")).json()
+            assert state["pending"] == []
+            assert all(w["award_id"] != award for w in state["recent_wins"])
+
+            # Later finalising (R0's outcome, past hold) shows nothing more of it.
+            losing = {
+                "boxes": [
+                    {"box": 1, "dealt_at": clock.at(), "cards": ["2C", "7D", "9H", "JS", "4C"]}
+                ]
+            }
+            clock.now += 5_000
+            r = await client.post("/v1/tables/T01/rounds/R0/outcome", json=losing, headers=T01)
+            assert r.status_code == 200, r.text
+            await asyncio.sleep(0.05)
+            assert [(a, s) for a, s, _ in broadcaster.sent] == [(award, "pending"), (award, "void")]
+            state = (await client.get("/v1/links/stud")).json()
+            assert state["pending"] == [] and state["recent_wins"] == []

@@ -119,6 +119,28 @@ async def test_readings_follow_the_floor_at_scrape_time(
     assert value(after, "jackpot_meter_value", link="stud", meter="major") == 10000.0
 
 
+async def test_a_voided_pending_award_is_no_longer_counted_pending(
+    served: tuple[httpx.AsyncClient, Clock, FlakyJournal, Any],
+) -> None:
+    """DESIGN.md "the watermark": a void of its box ends an award's "jackpot pending"
+    (5.20: it keeps its place on the timeline, paid to nobody): no longer a pending award."""
+    client, clock, _, _ = served
+    for round_id in ("R0", "R1"):  # R0 stays open: it holds R1's royal flush pending
+        url = f"/v1/tables/T02/rounds/{round_id}/bets"
+        r = await client.post(url, json=bets(clock.now, (1, "1.00")), headers=T02)
+        assert r.status_code == 200, r.text
+        clock.now += 1
+    outcome = {"boxes": [{"box": 1, "dealt_at": format_time(clock.now + 5), "cards": ROYAL}]}
+    r = await client.post("/v1/tables/T02/rounds/R1/outcome", json=outcome, headers=T02)
+    assert r.json()["awards"][0]["state"] == "pending"
+    assert value(await scrape(client), "jackpot_pending_awards", link="stud") == 1
+    clock.now += 100  # past its deal: the voided award keeps its place, still pending
+    void = {"reason": "foreign card found (5.8.1)"}
+    r = await client.post("/v1/tables/T02/rounds/R1/void", json=void, headers=T02)
+    assert r.status_code == 200, r.text
+    assert value(await scrape(client), "jackpot_pending_awards", link="stud") == 0
+
+
 async def test_displays_connected_are_read_from_the_broadcaster() -> None:
     broadcaster = Broadcaster(MemoryBackend())
     broadcaster.configure_link("stud", "SGD", [("major", "Major")])

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from app.floor import load_floor
@@ -438,6 +438,92 @@ async def test_a_commit_that_landed_though_it_failed_shows_its_win_final_once() 
         await state_is_the_journals(w, h.journal)
 
 
+VOID = {"reason": "foreign card found (5.8.1)"}
+
+
+@pytest.mark.parametrize("fails", [False, True], ids=["committed", "failed"])
+async def test_a_void_of_a_win_shown_pending_is_shown_void_once_after_its_commit(
+    fails: bool,
+) -> None:
+    """DESIGN.md "the watermark": screens show "jackpot pending" while an award is
+    pending; a void of its box (5.20) cancels it, and screens are told so once the void
+    is committed, with `void` (no amount: nobody is paid it). A failed void shows nothing."""
+    async with Harness() as h:
+        w = h.writer
+        screens = Screens(h.journal)
+        w.broadcast = screens
+        assert await outcome(h.post("R1", bets())) == 201
+        assert await outcome(h.post("R2", bets())) == 201  # open: holds R1's win pending
+        assert await outcome(w.submit("outcome", "T01", "R1", royal_flush_outcome())) == 201
+        assert screens.wins == [(AWARD, "pending", "pending")]
+        h.clock.now += 100  # past its deal: it keeps its place on the timeline (5.20)
+        h.journal.fail_next = fails
+        if fails:
+            assert await outcome(w.submit("void", "T01", "R1", VOID)) is Unavailable
+            assert screens.wins == [(AWARD, "pending", "pending")]
+        assert await outcome(w.submit("void", "T01", "R1", VOID)) == 200
+        assert screens.wins == [(AWARD, "pending", "pending"), (AWARD, "void", "void")]
+        # Its place passes (R2's outcome, past hold): nothing more is shown of it.
+        h.clock.now += 3_000
+        assert await outcome(w.submit("outcome", "T01", "R2", losing_outcome())) == 201
+        assert screens.wins == [(AWARD, "pending", "pending"), (AWARD, "void", "void")]
+        await state_is_the_journals(w, h.journal)
+
+
+async def test_a_win_claimed_and_voided_in_one_group_is_not_shown() -> None:
+    """Screens never saw its `pending`: there is nothing to cancel on them."""
+    async with Harness() as h:
+        w = h.writer
+        screens = Screens(h.journal)
+        w.broadcast = screens
+        assert await outcome(h.post("R1", bets())) == 201
+        assert await outcome(h.post("R2", bets())) == 201
+        h.journal.gate.clear()
+        ahead = h.post("R3", bets())
+        await until(lambda: h.journal.waiting == 1, "a commit is held")
+        claim = asyncio.create_task(w.submit("outcome", "T01", "R1", royal_flush_outcome()))
+        await until(lambda: AWARD in w.service.floor.awards, "the claim is applied")
+        void = asyncio.create_task(w.submit("void", "T01", "R1", VOID))
+        await until(lambda: w.service.floor.awards[AWARD].state == "void", "the void is applied")
+        h.journal.gate.set()
+        assert [await outcome(t) for t in (ahead, claim, void)] == [201, 201, 200]
+        assert screens.wins == []
+        await state_is_the_journals(w, h.journal)
+
+
+async def test_a_void_round_correction_shows_its_rounds_pending_win_void_once() -> None:
+    """5.24: a supervisor voids a round whose royal flush is final (paid: it stands) and
+    whose straight flush, dealt later, is still pending: that one is paid to nobody, and
+    screens shown it pending are told `void` once the correction is committed."""
+    async with Harness() as h:
+        w = h.writer
+        screens = Screens(h.journal)
+        w.broadcast = screens
+        assert await outcome(h.post("R1", bets())) == 201
+        h.clock.now += 1_000
+        assert await outcome(h.post("R2", bets(h.clock.now))) == 201  # holds what follows
+        boxes = [
+            {"box": 1, "dealt_at": format_time(NOW + 5), "cards": ["AH", "KH", "QH", "JH", "TH"]},
+            {
+                "box": 2,
+                "dealt_at": format_time(NOW + 1_500),
+                "cards": ["9S", "8S", "7S", "6S", "5S"],
+            },
+        ]
+        h.clock.now = NOW + 3_000  # past the royal flush's hold, not R2's
+        body = OutcomeRequest.model_validate({"boxes": boxes}).domain()
+        assert await outcome(w.submit("outcome", "T01", "R1", body)) == 201
+        flush = "T01/R1/2/player"
+        assert sorted(screens.wins) == [(AWARD, "final", "final"), (flush, "pending", "pending")]
+        correction = {
+            "correction": "void_round", "link": "stud", "meter": "major", "amount": 0,
+            "reset": True, "table": "T01", "round": "R1", "reason": "5.24", "version": 2,
+        }  # fmt: skip
+        assert await outcome(w.submit("correct", None, None, correction, by="sam")) == 200
+        assert screens.wins[2:] == [(flush, "void", "void")]
+        await state_is_the_journals(w, h.journal)
+
+
 Play = tuple[str, int]  # (what, round or ms)
 
 _requests = st.tuples(
@@ -513,8 +599,8 @@ async def run_plays(schedule: list[Play]) -> None:
             state = journal_says[award].state if award in journal_says else None
             if state == "final":
                 assert states in (["pending", "final"], ["final"]), (award, states)
-            elif state == "void":  # cancelled while pending (nothing says so to displays)
-                assert states in (["pending"], []), (award, states)
+            elif state == "void":  # cancelled while pending: screens showing it are told
+                assert states in (["pending", "void"], []), (award, states)
             else:
                 assert state is None and states == [], (award, states)
         await state_is_the_journals(w, h.journal)
@@ -522,12 +608,19 @@ async def run_plays(schedule: list[Play]) -> None:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(schedule=plays)
+# A win shown pending, then voided: one void, after its commit (not always drawn at random).
+@example(schedule=[("bets", 1), ("win", 1), ("tick", 0), ("void", 1)])
+@example(schedule=[("bets", 1), ("bets", 2), ("win", 1), ("tick", 0), ("hold", 0), ("void", 1)])
+@example(schedule=[("bets", 1), ("win", 1), ("tick", 0), ("land", 0), ("void", 1), ("bets", 2)])
 def test_any_schedule_shows_each_win_pending_at_most_once_and_final_once_when_committed(
     schedule: list[Play],
 ) -> None:
     """DESIGN.md "Broadcast", under any mix of claims, voids, held, failed and landed
     commits: every win message is sent when the journal holds its award in that state;
-    an award the journal made final is shown final exactly once, pending at most once."""
+    an award the journal made final is shown final exactly once, pending at most once.
+    An award is shown at most one end (final or void), after its pending if that was
+    shown; a void (DESIGN.md, the watermark: "jackpot pending" ends) only of an award
+    shown pending, since screens know nothing of the others."""
     asyncio.run(run_plays(schedule))
 
 

@@ -385,6 +385,10 @@ def test_5_20_4_5_1_a_voided_rounds_pending_award_still_takes_its_place() -> Non
     assert f.awards["T1/R1/1/player"].state == PENDING
     assert f.awards["T2/R2/1/player"].state == PENDING
     f.apply(void("T1", "R1", 2_200))  # noticed after R2 began
+    # Both keep their place; only R2's is pending for someone ("jackpot pending").
+    assert f.links["stud"].timeline.pending_awards == 2
+    assert f.pending_count("stud") == 1
+    assert load(dump(f), [stud_link()], TIMING).pending_count("stud") == 1
     # Seed 10000.00 + two contributions of 0.25: R1 takes 10000.50, of which 10000.00 is
     # its reset's seed; R2 takes that seed (its amount without the void); at 2.2 s R1's
     # 0.25 is reversed and the 0.50 R1 still holds comes back.
@@ -404,6 +408,7 @@ def test_5_20_4_5_1_a_voided_rounds_pending_award_still_takes_its_place() -> Non
     assert meter.balanced()
     assert f.display_values("stud") == [("major", m("10000.25"))]
     assert f.pending_awards("stud") == []  # R1 waits for its place for nobody
+    assert f.pending_count("stud") == 0
     state = dump(f)  # the return still to come survives a snapshot
     assert dump(load(state, [stud_link()], TIMING)) == state
     assert load(state, [stud_link()], TIMING).display_values("stud") == [("major", m("10000.25"))]

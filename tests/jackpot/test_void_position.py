@@ -19,6 +19,7 @@ from jackpot.commands import Command, Correct, Finalize, ResetMeter, VoidRound
 from jackpot.errors import JackpotError
 from jackpot.floor import Floor, VoidResult
 from jackpot.records import FINAL, PENDING, SETTLED, VOID
+from jackpot.timeline import RESET, WIN
 from tests.jackpot.support import ROYAL, STRAIGHT_FLUSH, TIMING, bets, floor, m, outcome, void
 
 OPS = st.sampled_from(["bets", "bets", "win", "settle", "void", "tick", "reset", "adjust"])
@@ -37,6 +38,15 @@ def conserved(f: Floor) -> None:
             + mt.withheld
         )
         assert mt.value >= 0 and mt.reserve >= 0 and mt.withheld >= 0
+
+
+def pending_counted(f: Floor) -> None:
+    """DESIGN.md, the watermark: what is pending for someone ("jackpot pending"): every
+    live WIN of a pending award and RESET on the timeline; a voided award's WIN, still
+    waiting for its place (5.20), is not."""
+    live = f.links["stud"].timeline.pending()
+    wins = [e for e in live if e.kind == WIN and f.awards[str(e.award)].state == PENDING]
+    assert f.pending_count("stud") == len(wins) + sum(1 for e in live if e.kind == RESET)
 
 
 def replay(commands: list[Command], end: int) -> tuple[Floor, bool]:
@@ -110,6 +120,7 @@ def test_voids_at_the_current_position_conserve_money_and_change_no_earlier_awar
             continue
         commands.append(command)
         conserved(f)  # at every step
+        pending_counted(f)
         if was_settled and isinstance(result, VoidResult):
             voids.append(len(commands) - 1)
             if result.cancelled:
