@@ -39,7 +39,10 @@ async def probe_database(writer: Writer, every_s: float = PROBE_EVERY_S) -> None
     traffic, no commit would come to clear it)."""
     while True:
         try:
-            await asyncio.wait_for(writer.journal.ping(), PROBE_TIMEOUT_S)
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for can swallow a
+            # cancellation that comes as the ping completes, and the loop then never ends.
+            async with asyncio.timeout(PROBE_TIMEOUT_S):
+                await writer.journal.ping()
         except (JournalUnavailable, TimeoutError, OSError) as error:
             if not writer.degraded:
                 log.error("database probe failed: %s", error)

@@ -130,8 +130,7 @@ def create_app(
         finally:
             app.state.ready = False
             probe.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await probe
+            await asyncio.wait({probe})
             await writer.stop()  # drains: every submitted request is committed and answered
             await broadcaster.stop()
             await _close(resources)
