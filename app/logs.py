@@ -10,9 +10,11 @@ request, so their lines carry it too; the writer's task was created at start-up 
 logs group-level lines without it (it passes `extra={"table": ...}` where one request
 matters).
 
-`ScrubFilter`, on the same handler, blanks the value of a `token=` query parameter in
-every line (uvicorn logs a websocket's path with its query string: a display token
-given as `?token=` would otherwise be in the logs).
+`ScrubFilter`, on the same handler, blanks every credential in every line, traceback
+included: the value of a `token=` query parameter (uvicorn logs a websocket's path with
+its query string), of an `authorization` header whatever its scheme, and a
+`jackpot.token.*` subprotocol (at debug the websockets library logs every handshake
+header, at trace uvicorn every ASGI scope with its headers).
 """
 
 from __future__ import annotations
@@ -56,22 +58,53 @@ _CHATTY = ("pgserver", "alembic.runtime.plugins")
 # `token=` (also URL-encoded in a logged URL: `token%3D`) up to the next separator.
 _TOKEN_RE = re.compile(r"((?:^|[?&\s;])(?:access_)?token(?:=|%3[dD]))[^&\s\"'#]+", re.IGNORECASE)
 SCRUBBED = "[scrubbed]"
+_VALUE = r"""(?!\[scrubbed\])[^\s'"]+"""  # up to a space or a quote; not twice
+# An authorization header however it is printed: `< authorization: Bearer X` (a handshake
+# line), `(b'authorization', b'Bearer X')` (an ASGI scope), `'authorization': 'X'` (a
+# dict). The scheme stays, for whoever reads the line; the credential goes.
+_AUTHORIZATION_RE = re.compile(
+    r"""(authorization['"]?\s*[:,=]\s*b?['"]?(?:[A-Za-z][\w-]*\s+)?)""" + _VALUE, re.IGNORECASE
+)
+_BEARER_RE = re.compile(r"(\bbearer\s+)" + _VALUE, re.IGNORECASE)
+_SUBPROTOCOL_RE = re.compile(r"(jackpot\.token\.)" + _VALUE, re.IGNORECASE)
+
+
+def scrub(text: str) -> str:
+    """The text with every credential it holds blanked."""
+    lower = text.lower()
+    if "token" in lower:
+        text = _SUBPROTOCOL_RE.sub(r"\1" + SCRUBBED, _TOKEN_RE.sub(r"\1" + SCRUBBED, text))
+    if "authorization" in lower:
+        text = _AUTHORIZATION_RE.sub(r"\1" + SCRUBBED, text)
+    if "bearer" in lower:
+        text = _BEARER_RE.sub(r"\1" + SCRUBBED, text)
+    return text
 
 
 class ScrubFilter(logging.Filter):
-    """Blanks query-string tokens in a record's message (its format and arguments)."""
+    """Blanks credentials in a record's message (its format and arguments) and in its
+    traceback."""
+
+    _traceback = logging.Formatter()
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:
             message = record.getMessage()
         except Exception:  # noqa: BLE001 - a bad format: the handler reports it
             return True
-        if "token" in message.lower():
-            scrubbed = _TOKEN_RE.sub(r"\1" + SCRUBBED, message)
-            if scrubbed != message:
-                record.msg, record.args = scrubbed, None
-                if hasattr(record, "color_message"):
-                    record.color_message = scrubbed
+        scrubbed = scrub(message)
+        if scrubbed != message:
+            record.msg, record.args = scrubbed, None
+            if hasattr(record, "color_message"):
+                record.color_message = scrubbed
+        if record.exc_info and not record.exc_text:
+            # Formatted once here, then reused by every formatter (an exception's text
+            # may quote a header).
+            record.exc_text = self._traceback.formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = scrub(record.exc_text)
+        if record.stack_info:
+            record.stack_info = scrub(record.stack_info)
         return True
 
 
@@ -103,7 +136,7 @@ class JsonFormatter(logging.Formatter):
             if key not in _SKIP and not key.startswith("_"):
                 line[key] = value
         if record.exc_info:
-            line["exception"] = self.formatException(record.exc_info)
+            line["exception"] = record.exc_text or self.formatException(record.exc_info)
         if record.stack_info:
             line["stack"] = self.formatStack(record.stack_info)
         return jsonlib.dumps(line, ensure_ascii=False, default=str)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import io
 import json
 import logging
+import sys
 from collections.abc import AsyncIterator, Iterator
 
 import httpx
@@ -14,10 +16,11 @@ import uvicorn
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from websockets.asyncio.client import connect
+from websockets.typing import Subprotocol
 
 from app.broadcast import Broadcaster, MemoryBackend
 from app.display import display_router
-from app.logs import RequestContextMiddleware, configure
+from app.logs import JsonFormatter, RequestContextMiddleware, ScrubFilter, TextFormatter, configure
 from app.metrics import Metrics
 from app.serving import uvicorn_config
 from app.settings import Settings
@@ -190,3 +193,85 @@ async def test_a_display_token_in_a_query_string_is_in_no_log_line(json_lines: b
     text = stream.getvalue()
     assert "WebSocket /v1/links/stud/ws?token=[scrubbed]" in text  # the line is still there
     assert TOKEN not in text
+
+
+SUBPROTOCOL = "jackpot.token." + base64.urlsafe_b64encode(TOKEN.encode()).decode().rstrip("=")
+
+
+@pytest.mark.usefixtures("restore_logging")
+@pytest.mark.parametrize(
+    ("json_lines", "level"), [(True, "debug"), (False, "debug"), (False, "trace")]
+)
+async def test_a_token_in_a_header_or_a_subprotocol_is_in_no_log_line_at_any_level(
+    json_lines: bool, level: str
+) -> None:
+    """At debug the websockets library logs every handshake header (`< authorization:
+    Bearer ...`, `< sec-websocket-protocol: jackpot, jackpot.token....`); at trace uvicorn
+    logs each ASGI scope with its headers."""
+    stream = io.StringIO()
+    configure(json=json_lines, level=level, stream=stream)
+    broadcaster = Broadcaster(MemoryBackend(), ping_s=3600.0)
+    broadcaster.configure_link("stud", "SGD", [("major", "Major")])
+    await broadcaster.start()
+    app = FastAPI()
+    app.include_router(display_router(broadcaster, display_token=TOKEN))
+    server = uvicorn.Server(uvicorn_config(app, Settings(port=0), log_level=level))
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.01)
+    base = f"127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    try:
+        async with connect(f"ws://{base}/v1/links/stud/ws", additional_headers=bearer) as ws:
+            assert json.loads(await ws.recv())["type"] == "snapshot"
+        protocols = [Subprotocol("jackpot"), Subprotocol(SUBPROTOCOL)]
+        async with connect(f"ws://{base}/v1/links/stud/ws", subprotocols=protocols) as ws:
+            assert json.loads(await ws.recv())["type"] == "snapshot"
+        async with httpx.AsyncClient(base_url=f"http://{base}") as http:
+            assert (await http.get("/v1/links/stud", headers=bearer)).status_code == 200
+            basic = {"Authorization": f"Basic {TOKEN}"}  # any scheme
+            assert (await http.get("/v1/links/stud", headers=basic)).status_code == 401
+    finally:
+        await broadcaster.stop()
+        server.should_exit = True
+        await task
+    text = stream.getvalue()
+    assert "authorization" in text.lower() and "jackpot.token.[scrubbed]" in text  # still there
+    assert TOKEN not in text and SUBPROTOCOL not in text
+    assert SUBPROTOCOL.removeprefix("jackpot.token.") not in text
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "< authorization: Bearer {t}",
+        "< Authorization: Basic {t}",
+        "< authorization: {t}",
+        "headers: [(b'authorization', b'Bearer {t}'), (b'host', b'x')]",
+        "{{'authorization': 'Token {t}', 'host': 'x'}}",
+        '{{"authorization": "Bearer {t}"}}',
+        "< sec-websocket-protocol: jackpot, jackpot.token.{t}",
+        "< sec-websocket-protocol: jackpot.token.{t}, jackpot",
+        "GET /v1/links/stud/ws?token={t} HTTP/1.1",
+        "the header was 'Bearer {t}'",
+    ],
+)
+def test_the_scrub_filter_blanks_credentials_in_every_form(line: str) -> None:
+    secret = "Zm9v.YmFy-_x+/="
+    record = logging.makeLogRecord({"msg": "%s", "args": (line.format(t=secret),)})
+    assert ScrubFilter().filter(record)
+    assert secret not in record.getMessage() and "[scrubbed]" in record.getMessage()
+    assert "host" not in line or "host" in record.getMessage()  # only the credential goes
+
+
+def test_the_scrub_filter_blanks_a_token_in_a_traceback() -> None:
+    try:
+        raise ValueError(f"bad header: authorization: Bearer {TOKEN}")
+    except ValueError:
+        record = logging.makeLogRecord(
+            {"msg": "handshake failed", "exc_info": sys.exc_info(), "levelno": logging.ERROR}
+        )
+    ScrubFilter().filter(record)
+    for formatter in (JsonFormatter(), TextFormatter()):
+        text = formatter.format(record)
+        assert "ValueError" in text and TOKEN not in text, text
