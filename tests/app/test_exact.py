@@ -171,9 +171,11 @@ async def test_operator_changes_beyond_the_bound_are_422_and_change_nothing() ->
             r = await client.post(f"{url}/corrections", json=body, headers=SUPERVISOR)
             assert r.status_code == 422, r.text
             assert r.json()["errors"][0]["loc"] == ["body", "amount"]
-        # The bound itself is accepted.
+        # The bound itself is accepted (on a meter with no ceiling: tcp's).
         r = await client.put(
-            f"{url}/seed", json={"seed": "999999999.99", "reason": "r"}, headers=SUPERVISOR
+            "/v1/links/tcp/meters/major/seed",
+            json={"seed": "999999999.99", "reason": "r"},
+            headers=SUPERVISOR,
         )
         assert r.status_code == 200, r.text
     assert [row.kind for row in await rows(journal)] == ["seed"]
