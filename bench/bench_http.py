@@ -55,7 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_displays import Display, Tally  # noqa: E402  (a sibling script, not a package)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from app.database import process_exists  # noqa: E402
+from app.store.database import process_exists  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable

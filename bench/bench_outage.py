@@ -8,7 +8,7 @@ connections, bets of table T02 (a new round each, 7 boxes): alone, then beside
 
 - `refused`: table T01 sending outcomes for rounds it never opened, 500 at a time (a
   wrk of 500 connections): each is refused, and may be a late retry, so the journal is
-  asked for it (app/writer.py `submit`);
+  asked for it (app/writer/writer.py `submit`);
 - `report`: operators asking for the reconciliation of the whole journal, one after the
   other. The journal is built first (bench_startup.py's floor: 300 rounds a minute,
   ending now) under --data-dir, and kept there for the next run.
@@ -145,18 +145,18 @@ def refused(args: argparse.Namespace) -> None:
 
 
 async def build_journal(data_dir: Path, entries: int) -> None:
-    from app.database import create_pool, migrate, start_embedded
-    from app.floor import load_floor
-    from app.journal import PostgresJournal
-    from app.main import floor_config
-    from app.service import Service
-    from app.writer import Writer
+    from app.config.floor_config import floor_config
+    from app.config.floor_file import load_floor
+    from app.state.floor_state import Service
+    from app.store.database import create_pool, migrate, start_embedded
+    from app.store.journal import PostgresJournal
+    from app.writer.writer import Writer
 
     database = await start_embedded(data_dir)
     try:
         await migrate(database.dsn)
         pool = await create_pool(database.dsn)
-        config, _ = floor_config(load_floor(ROOT / "app/demo/floor.toml"))
+        config = floor_config(load_floor(ROOT / "app/demo/floor.toml"))
         clock = Clock()
         # bench_startup's floor moves its clock 25.6 s per 257 entries: end about now.
         clock.now = time.time_ns() // 1_000_000 - entries * 100 - 3_600_000

