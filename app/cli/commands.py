@@ -247,8 +247,10 @@ class _Server(uvicorn.Server):
         try:
             yield
         finally:
-            for sig, handler in original.items():
-                signal.signal(sig, handler)
+            # Drained: a second signal now (the demo's SIGTERM after a Ctrl-C to the whole
+            # group) must not turn the clean stop into a death by signal (status -15).
+            for sig in original:
+                signal.signal(sig, signal.SIG_IGN)
 
 
 if __name__ == "__main__":
