@@ -34,6 +34,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_floor import bench_floor  # noqa: E402
 from bench_http import free_port, wait_health, wrk  # noqa: E402  (sibling scripts)
 from bench_startup import Clock, build  # noqa: E402
 
@@ -97,7 +98,7 @@ def serve(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
     env = dict(os.environ)
     env.pop("DATABASE_URL", None)
     jackpot = str(Path(PY).parent / "jackpot")
-    args = [jackpot, "serve", "--config", str(ROOT / "app/demo/floor.toml")]
+    args = [jackpot, "serve", "--config", str(bench_floor())]
     args += ["--data-dir", str(data_dir), "--port", str(port), "--log-level", "error"]
     server = subprocess.Popen(args, env=env)
     wait_health(f"http://127.0.0.1:{port}/health", seconds=600)
@@ -156,7 +157,7 @@ async def build_journal(data_dir: Path, entries: int) -> None:
     try:
         await migrate(database.dsn)
         pool = await create_pool(database.dsn)
-        config = floor_config(load_floor(ROOT / "app/demo/floor.toml"))
+        config = floor_config(load_floor(bench_floor()))
         clock = Clock()
         # bench_startup's floor moves its clock 25.6 s per 257 entries: end about now.
         clock.now = time.time_ns() // 1_000_000 - entries * 100 - 3_600_000

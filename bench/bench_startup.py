@@ -24,6 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench_floor import bench_floor  # noqa: E402  (a sibling script)
+
 from app.config.floor_config import floor_config  # noqa: E402
 from app.config.floor_file import load_floor  # noqa: E402
 from app.state.floor_state import Service  # noqa: E402
@@ -92,7 +94,7 @@ async def main() -> None:
     try:
         await migrate(database.dsn)
         pool = await create_pool(database.dsn)
-        config = floor_config(load_floor(ROOT / "app/demo/floor.toml"))
+        config = floor_config(load_floor(bench_floor()))
         clock = Clock()
         writer = Writer(Service(config), PostgresJournal(pool), clock=clock)
         await writer.recover()

@@ -26,6 +26,8 @@ from bench_verify import ListJournal  # noqa: E402  (a sibling script: the journ
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench_floor import bench_floor  # noqa: E402  (a sibling script)
+
 from app.api.schemas import BetsRequest  # noqa: E402
 from app.config.floor_config import floor_config  # noqa: E402
 from app.config.floor_file import load_floor  # noqa: E402
@@ -33,7 +35,7 @@ from app.state.floor_state import Service  # noqa: E402
 from app.state.timefmt import format_time  # noqa: E402
 from app.writer.writer import Submission, Writer  # noqa: E402
 
-FLOOR = Path(__file__).resolve().parent.parent / "app" / "demo" / "floor.toml"
+FLOOR = bench_floor()
 START = 1_800_000_000_000
 
 
