@@ -40,7 +40,7 @@ from jackpot.link import (
     reverse_contribution,
     withhold,
 )
-from jackpot.money import RATE_SCALE, Money
+from jackpot.money import RATE_SCALE, Money, format_money
 from jackpot.records import (
     EXPIRED,
     FINAL,
@@ -606,7 +606,38 @@ class Floor:
 
     # -- operators -------------------------------------------------------------------
 
+    def check_change(self, cmd: SetSeed | Correct) -> None:
+        """Refuse, changing nothing, a seed or a correction that the meter's bounds forbid
+        now (dual control checks a proposal so; applying it checks again)."""
+        link = self.link(cmd.link)
+        meter = link.meters[self._meter(link, cmd.meter)]
+        ceiling = meter.config.ceiling
+        if isinstance(cmd, SetSeed):
+            # The floor file's bound (app/floor.py): a reset never takes the meter beyond
+            # its ceiling, beyond which contributions go to the reserve (API.md).
+            if ceiling is not None and cmd.seed > ceiling:
+                raise InvalidCommandError(
+                    f"seed {format_money(cmd.seed)} is above the meter's ceiling "
+                    f"{format_money(ceiling)}",
+                    ("seed",),
+                )
+        elif cmd.kind == "adjust":
+            if meter.value + cmd.amount < 0:
+                raise InvalidCommandError(
+                    "a correction cannot take a meter below zero", ("amount",)
+                )
+            if ceiling is not None and cmd.amount > 0 and meter.value + cmd.amount > ceiling:
+                raise InvalidCommandError(
+                    f"the correction would take the meter to "
+                    f"{format_money(meter.value + cmd.amount)}, above its ceiling "
+                    f"{format_money(ceiling)}",
+                    ("amount",),
+                )
+        elif cmd.kind == "hand_paid" and cmd.amount <= 0:
+            raise InvalidCommandError("the amount paid must be above zero", ("amount",))
+
     def set_seed(self, cmd: SetSeed) -> SeedChange:
+        self.check_change(cmd)
         link = self.link(cmd.link)
         meter = link.meters[self._meter(link, cmd.meter)]
         before = meter.next_seed if meter.next_seed is not None else meter.seed
@@ -631,15 +662,10 @@ class Floor:
         link = self.link(cmd.link)
         meter = link.meters[self._meter(link, cmd.meter)]
         before = meter.value
+        self.check_change(cmd)
         if cmd.kind == "adjust":
-            if meter.value + cmd.amount < 0:
-                raise InvalidCommandError(
-                    "a correction cannot take a meter below zero", ("amount",)
-                )
             meter.correct(cmd.amount)
         elif cmd.kind == "hand_paid":
-            if cmd.amount <= 0:
-                raise InvalidCommandError("the amount paid must be above zero", ("amount",))
             meter.pay(cmd.amount, reset=cmd.reset)
             meter.reset_key = max(meter.reset_key, link.timeline.key(self.now, RESET, "", 0))
         elif cmd.kind == "void_round":

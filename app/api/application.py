@@ -184,7 +184,9 @@ def create_display_app(settings: Settings, floor: FloorFile) -> FastAPI:
 
     @app.get("/health", tags=["service"], responses=HEALTH_RESPONSES)
     async def health() -> JSONResponse:
-        return health_answer("display", app.state.ready)
+        # Its relay is its only source: while it is not connected, screens here go stale.
+        relaying = getattr(broadcaster.backend, "connected", True)
+        return health_answer("display", app.state.ready, degraded=not relaying)
 
     return app
 

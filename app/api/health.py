@@ -26,7 +26,8 @@ PROBE_TIMEOUT_S = 1.0
 def health_answer(role: str, ready: bool, degraded: bool = False) -> JSONResponse:
     """200 `{"status": "ok", "role"}` when serving; 503 while starting or stopping, and
     for the writer while it cannot record events (the balancer must not send it tables'
-    events it could only refuse; the process is alive: nothing should restart it)."""
+    events it could only refuse; the process is alive: nothing should restart it), for a
+    display process while its Redis relay is not connected."""
     status = "starting" if not ready else "degraded" if degraded else "ok"
     return JSONResponse(
         {"status": status, "role": role}, status_code=200 if status == "ok" else 503

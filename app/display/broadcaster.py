@@ -52,7 +52,7 @@ __all__ = [
     "Subscription",
 ]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("jackpot.broadcast")
 
 Role = Literal["writer", "display"]
 Message = dict[str, object]

@@ -46,7 +46,7 @@ from redis.exceptions import RedisError
 
 from app.display.broadcaster import STATUSES, Feed, Role
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("jackpot.redis")
 
 _FAILURES = (RedisError, OSError, TimeoutError)
 _KINDS = frozenset({"snapshot", "meters", "win", "status", "ping"})
@@ -81,6 +81,7 @@ class RedisBackend:
             "rejected": 0,  # display role: malformed or unsigned messages and states skipped
         }
         self.connected = False
+        self._away = False  # display role: an outage is logged once, and so is its end
         self._backlog: deque[tuple[str, str | None]] = deque()
         self._backlog_max = backlog
         self._wake = asyncio.Event()
@@ -186,11 +187,14 @@ class RedisBackend:
                 self.stats["feed_lost"] += 1
                 if not isinstance(exc, _FAILURES):
                     log.exception("the Redis relay failed; starting it again")
-                if self.connected:
-                    log.warning("lost the Redis broadcast feed: %r", exc)
-                    retry_s = 0.2
-                else:
-                    retry_s = min(retry_s * 2, 5.0)
+                elif not self._away:  # one line an outage, lost or never reached
+                    log.warning(
+                        "cannot reach Redis: screens here show degraded and /health answers"
+                        " 503 until it is back: %r",
+                        exc,
+                    )
+                    self._away = True
+                retry_s = 0.2 if self.connected else min(retry_s * 2, 5.0)
                 self.connected = False
                 assert self._feed is not None
                 self._feed.feed_lost("this display server lost its connection to Redis")
@@ -209,6 +213,11 @@ class RedisBackend:
                     pass
             await self._restore(await self._stored_links())
             self.connected = True
+            if self._away:
+                log.warning("connected to Redis again: relaying the writer's stream")
+            else:
+                log.info("connected to Redis: relaying the writer's stream")
+            self._away = False
             while True:
                 if self._resync:
                     links, self._resync = self._resync, set()

@@ -48,7 +48,7 @@ from app.state.floor_state import Service
 from jackpot.floor import BetsResult, OutcomeResult
 from jackpot.money import SCALE
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("jackpot.metrics")
 
 # prometheus_client's CONTENT_TYPE_LATEST says version=1.0.0 since 0.22; the text is the
 # classic format, which every Prometheus version reads as 0.0.4.

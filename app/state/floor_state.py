@@ -334,9 +334,10 @@ class Service:
         assert before is not None
         link = self.floor.link(entry["link"])
         index = _meter_index(link, entry["meter"])
+        meter = link.meters[index]
         after = {
             "value": format_money(link.display_values()[index]),
-            "seed": format_money(link.meters[index].next_seed or link.meters[index].seed),
+            "seed": format_money(meter.next_seed if meter.next_seed is not None else meter.seed),
         }
         record: dict[str, Any] = {
             "id": len(self.audit) + 1,
@@ -365,6 +366,10 @@ class Service:
             change = dict(entry["change"])
             # Checked now (unknown link or meter: 404) so that approving cannot fail on it.
             self._before({**change, "now": entry["now"]})
+            if change["kind"] in ("seed", "correct"):  # its bounds: a seed above the ceiling
+                command = self.command({**change, "now": entry["now"], "by": entry["by"]})
+                assert isinstance(command, SetSeed | Correct)
+                self.floor.check_change(command)
             pid = f"change-{len(self.proposals) + 1}"
             proposal = {
                 "id": pid, "state": "proposed", "change": change, "by": entry["by"],

@@ -257,10 +257,25 @@ def round_view(service: Service, table: str, round_id: str) -> dict[str, Any]:
     if extras.draws is not None:
         view["draws"] = extras.draws
     if extras.hands is not None:
-        view["hands"] = extras.hands
+        view["hands"] = _hands(extras.hands)
     if rnd.void_reason is not None:
         view["void_reason"] = rnd.void_reason
     return view
+
+
+def _hands(hands: dict[str, Any]) -> dict[str, Any]:
+    """The outcome as posted, its times as RFC 3339 text (kept as epoch ms inside)."""
+
+    def timed(hand: dict[str, Any]) -> dict[str, Any]:
+        at = hand.get("dealt_at")
+        return {**hand, "dealt_at": None if at is None else format_time(at)}
+
+    dealer = hands.get("dealer")
+    return {
+        **hands,
+        "boxes": [timed(h) for h in hands["boxes"]],
+        "dealer": None if dealer is None else timed(dealer),
+    }
 
 
 def has_pending(service: Service, table: str, round_id: str) -> bool:

@@ -35,13 +35,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.state.floor_state import Service
+from app.state.timefmt import format_time
 from app.state.views import award_row, bets_answer, meters, outcome_answer, void_answer
 from app.store.errors import DuplicateEntry, JournalUnavailable
 from app.store.journal import Journal, JournalRow, unpack_bytes
 from app.store.snapshots import dump_packed_aside, load_service
 from app.writer.errors import Conflict, Unavailable, Unrecorded
 from app.writer.ports import Broadcast, Metrics, Staged, Uncounted
-from jackpot.errors import JackpotError
+from jackpot.errors import JackpotError, StateConflictError, UnknownError
 from jackpot.floor import FinalizeResult, OutcomeResult, VoidResult
 from jackpot.records import FINAL, PENDING, VOID, AwardRecord, ResetRecord
 from jackpot.snapshot import canonical_json, loads_exact
@@ -250,7 +251,7 @@ class Writer:
         await self.queue.put(sub)
         try:
             status, answer = await future
-        except (JackpotError, TablesError):
+        except (JackpotError, TablesError) as error:
             if not sub.may_be_recorded or sub.idem_key is None:
                 raise
             # A late retry of an event recorded for a round no longer in memory (bets
@@ -260,11 +261,15 @@ class Writer:
             # the journal unreachable, that is a 503: it may well be recorded.
             try:
                 row = await self.lookup(sub.idem_key)
+                unknown = row is None and isinstance(error, UnknownError)
+                left = await self._left_memory(sub) if unknown else None
             except JournalUnavailable:
                 self.metrics.unavailable([(sub.kind, sub.table)])
                 raise
             if row is None:
                 self.metrics.event(sub.kind, sub.table, "refused")
+                if left is not None:
+                    raise left from None
                 raise
             return self._recorded(sub, row)
         if not answer and sub.idem_key is not None:
@@ -272,6 +277,31 @@ class Writer:
             if row is not None and row.answer is not None:
                 answer = _loads(row.answer)
         return status, answer
+
+    async def _left_memory(self, sub: Submission) -> StateConflictError | None:
+        """An outcome or void of a round whose bets are recorded but which has left memory
+        (retain_ms after it settled, was void or expired): a 409 that says so, not "no
+        bets were recorded". DESIGN.md, voids: past that, an audited operator correction."""
+        if sub.kind == "bets" or sub.table is None or sub.round is None:
+            return None
+        key = f"{sub.table}|{sub.round}|"
+        if await self.lookup(key + "bets") is None:
+            return None
+        other = "void" if sub.kind == "outcome" else "outcome"
+        row = await self.lookup(key + other)
+        if row is None:
+            state = "expired (open longer than expire_after with no outcome or void)"
+        else:
+            done = "was void" if other == "void" else "settled"
+            state = f"{done} at {format_time(row.recorded_at_ms)}"
+        what = f"round {sub.round!r} at table {sub.table!r} has left memory: it {state}"
+        if sub.kind == "void":
+            return StateConflictError(
+                f"{what}, so it can no longer be voided by its table; a supervisor's audited "
+                "correction of the meter (POST /v1/links/{link}/meters/{meter}/corrections) "
+                "is the remedy"
+            )
+        return StateConflictError(f"{what}, so its outcome can no longer be recorded")
 
     async def lookup(self, idem_key: str) -> JournalRow | None:
         """The journal's row of an event, for the HTTP handlers. At most `LOOKUPS` at a

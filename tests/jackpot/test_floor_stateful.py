@@ -28,9 +28,11 @@ from tests.jackpot.support import (
 
 
 class FloorMachine(RuleBasedStateMachine):
+    CEILING: str | None = None
+
     def __init__(self) -> None:
         super().__init__()
-        self.floor = floor()
+        self.floor = floor(ceiling=self.CEILING)
         self.commands: list[Command] = []
         self.now = 1_000_000
         self.rounds = 0
@@ -113,9 +115,18 @@ class FloorMachine(RuleBasedStateMachine):
         else:
             assert not final
 
-    @rule(seed=st.sampled_from(["5000.00", "10000.00", "15000.00"]))
+    @rule(seed=st.sampled_from(["0", "5000.00", "10000.00", "15000.00", "40000.00"]))
     def set_seed(self, seed: str) -> None:
-        self.apply(SetSeed("stud", "major", m(seed), self.now, "sam", "test"))
+        # The floor file's bound (app/floor.py): a seed is at most the meter's ceiling.
+        ceiling = None if self.CEILING is None else m(self.CEILING)
+        before = canonical_json(dump(self.floor))
+        try:
+            self.apply(SetSeed("stud", "major", m(seed), self.now, "sam", "test"))
+        except JackpotError:
+            assert ceiling is not None and m(seed) > ceiling
+            assert canonical_json(dump(self.floor)) == before
+        else:
+            assert ceiling is None or m(seed) <= ceiling
 
     @rule()
     def reset(self) -> None:
@@ -131,11 +142,14 @@ class FloorMachine(RuleBasedStateMachine):
         value = Money(m(amount) * (-1 if negative and kind == "adjust" else 1))
         command = Correct(kind, "stud", "major", self.now, "sam", "5.24", value, reset)
         before = self.floor.links["stud"].meters[0].value
+        ceiling = None if self.CEILING is None else m(self.CEILING)
+        above = ceiling is not None and value > 0 and before + value > ceiling
         try:
             self.apply(command)
         except JackpotError:
-            assert kind == "adjust" and before + value < 0
+            assert kind == "adjust" and (before + value < 0 or above)
         else:
+            assert not (kind == "adjust" and above)
             self.values = self.final_values()
 
     @precondition(lambda self: bool(self.floor.rounds))
@@ -167,6 +181,9 @@ class FloorMachine(RuleBasedStateMachine):
             )
             assert meter.value >= 0 and meter.reserve >= 0 and meter.withheld >= 0
             assert meter.awarded % CENT == 0
+            # A reset never takes a meter beyond its ceiling: no seed is above it.
+            ceiling = meter.config.ceiling
+            assert ceiling is None or max(meter.seed, meter.next_seed or 0) <= ceiling
 
     @invariant()
     def pending_sums_match_the_pending_contributions(self) -> None:
@@ -179,12 +196,23 @@ class FloorMachine(RuleBasedStateMachine):
     def teardown(self) -> None:
         # Replaying the journal reproduces the state exactly, and so does a snapshot.
         state = canonical_json(dump(self.floor))
-        replayed = Floor([stud_link()], TIMING)
+        replayed = Floor([stud_link(ceiling=self.CEILING)], TIMING)
         for command in self.commands:
             replayed.apply(command)
         assert canonical_json(dump(replayed)) == state
-        assert canonical_json(dump(load(dump(self.floor), [stud_link()], TIMING))) == state
+        links = [stud_link(ceiling=self.CEILING)]
+        assert canonical_json(dump(load(dump(self.floor), links, TIMING))) == state
 
 
 FloorMachine.TestCase.settings = settings(max_examples=150, stateful_step_count=40, deadline=None)
 test_floor_state_machine = FloorMachine.TestCase
+
+
+class CeilingMachine(FloorMachine):
+    """The same floor with a ceiling between the seeds an operator may try."""
+
+    CEILING = "20000.00"
+
+
+CeilingMachine.TestCase.settings = FloorMachine.TestCase.settings
+test_floor_with_a_ceiling_state_machine = CeilingMachine.TestCase

@@ -4,10 +4,12 @@ adding up contributions between awards)."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from jackpot.commands import ResetMeter, SetSeed
+from jackpot.errors import InvalidCommandError
 from jackpot.floor import Floor
 from jackpot.money import Rate
 from jackpot.snapshot import dump, load
@@ -43,6 +45,9 @@ def test_display_values_are_the_values_once_all_pending_is_final(
             f.apply(outcome(won.table, "R", now, (1, Rate(int(arg)), won.closed_at + 1)))
         elif what == "reset":
             f.apply(ResetMeter("stud", "major", now, "sam", "test"))
+        elif what == "seed" and ceiling is not None and m(str(arg)) > m(ceiling):
+            with pytest.raises(InvalidCommandError, match="ceiling"):  # as the floor file
+                f.apply(SetSeed("stud", "major", m(str(arg)), now, "sam", "test"))
         elif what == "seed":
             f.apply(SetSeed("stud", "major", m(str(arg)), now, "sam", "test"))
         final = _all_final(f)
