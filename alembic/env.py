@@ -1,6 +1,6 @@
 """Alembic environment: plain SQL migrations run over SQLAlchemy's asyncpg dialect.
 
-There is no alembic.ini: `app.database.migrate(dsn)` (what the server and the tests
+There is no alembic.ini: `app.store.database.migrate(dsn)` (what the server and the tests
 call) builds the configuration in code and hands over an open connection in
 `config.attributes["connection"]`; the migrations run inside its transaction. Without
 one (another tool driving Alembic), DATABASE_URL names the database.
@@ -32,7 +32,7 @@ def run_migrations(connection: Connection) -> None:
 
 
 async def run_standalone(url: str) -> None:
-    from app.database import sqlalchemy_url
+    from app.store.database import sqlalchemy_url
 
     engine = create_async_engine(sqlalchemy_url(url), poolclass=NullPool)
     try:
@@ -52,5 +52,5 @@ if shared is not None:
 else:
     dsn = config.get_main_option("sqlalchemy.url") or os.environ.get("DATABASE_URL")
     if not dsn:
-        raise SystemExit("no database: set DATABASE_URL or call app.database.migrate(dsn)")
+        raise SystemExit("no database: set DATABASE_URL or call app.store.database.migrate(dsn)")
     asyncio.run(run_standalone(dsn))

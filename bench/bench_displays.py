@@ -54,10 +54,10 @@ def serve(port: int, args: argparse.Namespace, redis_url: str | None) -> None:
     import uvicorn
     from fastapi import FastAPI
 
-    from app.broadcast import Broadcaster, MemoryBackend
-    from app.broadcast_redis import RedisBackend
-    from app.cli import GC_THRESHOLDS
-    from app.display import display_router
+    from app.cli.commands import GC_THRESHOLDS
+    from app.display.broadcaster import Broadcaster, MemoryBackend
+    from app.display.redis_backend import RedisBackend
+    from app.display.routes import display_router
 
     backend = MemoryBackend() if redis_url is None else RedisBackend(redis_url, role="display")
     broadcaster = Broadcaster(
@@ -164,8 +164,8 @@ def redis_writer(redis_url: str, args: argparse.Namespace) -> None:
     """--redis: the writer process, publishing through Redis only."""
     import uvloop
 
-    from app.broadcast import Broadcaster
-    from app.broadcast_redis import RedisBackend
+    from app.display.broadcaster import Broadcaster
+    from app.display.redis_backend import RedisBackend
 
     async def main() -> None:
         broadcaster = Broadcaster(RedisBackend(redis_url), coalesce_ms=args.coalesce_ms)

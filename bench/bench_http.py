@@ -55,11 +55,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_displays import Display, Tally  # noqa: E402  (a sibling script, not a package)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from app.database import process_exists  # noqa: E402
+from bench_floor import bench_floor  # noqa: E402  (a sibling script)
+
+from app.store.database import process_exists  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
-FLOOR = ROOT / "app/demo/floor.toml"
+FLOOR = bench_floor()
 BET_TABLES = ("T01", "T02")  # what BETS_LUA posts to
 
 NOOP_APP = textwrap.dedent(
@@ -215,7 +217,7 @@ def ceiling_and_bets(args: argparse.Namespace) -> None:
             str(Path(PY).parent / "jackpot"),
             "serve",
             "--config",
-            str(ROOT / "app/demo/floor.toml"),
+            str(FLOOR),
             "--data-dir",
             str(work / "data"),
             "--port",

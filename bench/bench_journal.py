@@ -22,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import asyncpg  # noqa: E402
 
-from app.database import create_pool, migrate, start_embedded  # noqa: E402
-from app.journal import _COLUMNS, JournalRow, PostgresJournal  # noqa: E402
+from app.store.database import create_pool, migrate, start_embedded  # noqa: E402
+from app.store.journal import _COLUMNS, JournalRow, PostgresJournal  # noqa: E402
 
 BATCHES = (1, 64, 512)
 ENTRY = (

@@ -8,7 +8,7 @@ connections, bets of table T02 (a new round each, 7 boxes): alone, then beside
 
 - `refused`: table T01 sending outcomes for rounds it never opened, 500 at a time (a
   wrk of 500 connections): each is refused, and may be a late retry, so the journal is
-  asked for it (app/writer.py `submit`);
+  asked for it (app/writer/writer.py `submit`);
 - `report`: operators asking for the reconciliation of the whole journal, one after the
   other. The journal is built first (bench_startup.py's floor: 300 rounds a minute,
   ending now) under --data-dir, and kept there for the next run.
@@ -34,6 +34,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_floor import bench_floor  # noqa: E402
 from bench_http import free_port, wait_health, wrk  # noqa: E402  (sibling scripts)
 from bench_startup import Clock, build  # noqa: E402
 
@@ -97,7 +98,7 @@ def serve(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
     env = dict(os.environ)
     env.pop("DATABASE_URL", None)
     jackpot = str(Path(PY).parent / "jackpot")
-    args = [jackpot, "serve", "--config", str(ROOT / "app/demo/floor.toml")]
+    args = [jackpot, "serve", "--config", str(bench_floor())]
     args += ["--data-dir", str(data_dir), "--port", str(port), "--log-level", "error"]
     server = subprocess.Popen(args, env=env)
     wait_health(f"http://127.0.0.1:{port}/health", seconds=600)
@@ -145,18 +146,18 @@ def refused(args: argparse.Namespace) -> None:
 
 
 async def build_journal(data_dir: Path, entries: int) -> None:
-    from app.database import create_pool, migrate, start_embedded
-    from app.floor import load_floor
-    from app.journal import PostgresJournal
-    from app.main import floor_config
-    from app.service import Service
-    from app.writer import Writer
+    from app.config.floor_config import floor_config
+    from app.config.floor_file import load_floor
+    from app.state.floor_state import Service
+    from app.store.database import create_pool, migrate, start_embedded
+    from app.store.journal import PostgresJournal
+    from app.writer.writer import Writer
 
     database = await start_embedded(data_dir)
     try:
         await migrate(database.dsn)
         pool = await create_pool(database.dsn)
-        config, _ = floor_config(load_floor(ROOT / "app/demo/floor.toml"))
+        config = floor_config(load_floor(bench_floor()))
         clock = Clock()
         # bench_startup's floor moves its clock 25.6 s per 257 entries: end about now.
         clock.now = time.time_ns() // 1_000_000 - entries * 100 - 3_600_000

@@ -24,13 +24,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.database import create_pool, migrate, start_embedded  # noqa: E402
-from app.floor import load_floor  # noqa: E402
-from app.journal import PostgresJournal  # noqa: E402
-from app.main import floor_config  # noqa: E402
-from app.service import Service  # noqa: E402
-from app.timefmt import format_time  # noqa: E402
-from app.writer import Submission, Writer  # noqa: E402
+from bench_floor import bench_floor  # noqa: E402  (a sibling script)
+
+from app.config.floor_config import floor_config  # noqa: E402
+from app.config.floor_file import load_floor  # noqa: E402
+from app.state.floor_state import Service  # noqa: E402
+from app.state.timefmt import format_time  # noqa: E402
+from app.store.database import create_pool, migrate, start_embedded  # noqa: E402
+from app.store.journal import PostgresJournal  # noqa: E402
+from app.writer.writer import Submission, Writer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DECK = [r + s for r in "23456789TJQKA" for s in "SHDC"]
@@ -92,7 +94,7 @@ async def main() -> None:
     try:
         await migrate(database.dsn)
         pool = await create_pool(database.dsn)
-        config, _ = floor_config(load_floor(ROOT / "app/demo/floor.toml"))
+        config = floor_config(load_floor(bench_floor()))
         clock = Clock()
         writer = Writer(Service(config), PostgresJournal(pool), clock=clock)
         await writer.recover()

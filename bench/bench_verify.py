@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_verify.py [--entries 1000000] [--tables 200]
         [--round-s 60] [--outcome-s 40] [--profile] [--jobs 2]
 
-The journal is written first by the real single writer (app/writer.py: `_process`, driven
+The journal is written first by the real single writer (app/writer/writer.py: `_process`, driven
 the way its task drives it, the timer's finalize entries included) at a simulated time:
 a floor of `--tables` tables on two links (casino stud, multi-link stud, three card
 poker, singapore stud) each dealing a round every `--round-s` seconds (give or take a
@@ -16,7 +16,7 @@ alone, reading rows from memory (no database).
 
 With `--jobs N` the same journal and the writer's snapshots are then put in an embedded
 PostgreSQL and verified as `jackpot verify` does, with one process and with N (segments
-cut at snapshots, each in a process of its own, app/verify.py); then as the daily run
+cut at snapshots, each in a process of its own, app/audit/verify.py); then as the daily run
 after a checkpoint does (`--since`, from the snapshot nearest 24 h of floor time before
 the end: the journal needs more than a day of floor time, as the default 1,000,000
 entries at 200 tables give).
@@ -45,17 +45,17 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.database import create_pool, migrate, start_embedded  # noqa: E402
-from app.journal import JournalRow, PostgresJournal, pack, unpack_bytes  # noqa: E402
-from app.service import FloorConfig, Service, TableConfig  # noqa: E402
-from app.verify import (  # noqa: E402
+from app.audit.verify import (  # noqa: E402
     Checkpoint,
     Verifier,
     format_report,
     verify,
     without_cyclic_gc,
 )
-from app.writer import Submission, Writer  # noqa: E402
+from app.state.floor_state import FloorConfig, Service, TableConfig  # noqa: E402
+from app.store.database import create_pool, migrate, start_embedded  # noqa: E402
+from app.store.journal import JournalRow, PostgresJournal, pack, unpack_bytes  # noqa: E402
+from app.writer.writer import Submission, Writer  # noqa: E402
 from jackpot.config import LinkConfig, MeterConfig, Timing  # noqa: E402
 from jackpot.money import parse_money, parse_rate  # noqa: E402
 from tables.bets import TableSettings  # noqa: E402

@@ -26,19 +26,21 @@ from bench_verify import ListJournal  # noqa: E402  (a sibling script: the journ
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.floor import load_floor  # noqa: E402
-from app.main import floor_config  # noqa: E402
-from app.schemas import BetsRequest  # noqa: E402
-from app.service import Service  # noqa: E402
-from app.timefmt import format_time  # noqa: E402
-from app.writer import Submission, Writer  # noqa: E402
+from bench_floor import bench_floor  # noqa: E402  (a sibling script)
 
-FLOOR = Path(__file__).resolve().parent.parent / "app" / "demo" / "floor.toml"
+from app.api.schemas import BetsRequest  # noqa: E402
+from app.config.floor_config import floor_config  # noqa: E402
+from app.config.floor_file import load_floor  # noqa: E402
+from app.state.floor_state import Service  # noqa: E402
+from app.state.timefmt import format_time  # noqa: E402
+from app.writer.writer import Submission, Writer  # noqa: E402
+
+FLOOR = bench_floor()
 START = 1_800_000_000_000
 
 
 async def run(groups: int, group: int, boxes: int, profile: cProfile.Profile | None) -> float:
-    config, _ = floor_config(load_floor(FLOOR))
+    config = floor_config(load_floor(FLOOR))
     now = [START]
     writer = Writer(Service(config), ListJournal(), clock=lambda: now[0])
     writer.snapshot_every = 10**9
@@ -75,7 +77,7 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
     profile = cProfile.Profile() if args.profile else None
-    gc.disable()  # the server keeps its state out of the collector (app/writer.py)
+    gc.disable()  # the server keeps its state out of the collector (app/writer/writer.py)
     per_event = asyncio.run(run(args.groups, args.group, args.boxes, profile))
     print(
         f"writer: {per_event * 1e6:.1f} µs per bets event ({args.boxes} boxes, groups of "

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import asyncpg
 import pytest
 
-from app.database import migrate, start_embedded, with_database
+from app.store.database import migrate, start_embedded, with_database
 
 T = TypeVar("T")
 

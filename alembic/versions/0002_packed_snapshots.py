@@ -21,7 +21,7 @@ def upgrade() -> None:
     # A snapshot's JSON reached tens of megabytes under bench_http's load: as TEXT,
     # PostgreSQL compressed it with pglz in the server (84 MB stored as 2.4 MB; the store
     # took 1.4 s) while group commits waited beside it (up to 191 ms). The writer's forked
-    # child now packs it with zlib (app/journal.py `pack`) into `packed`, stored EXTERNAL:
+    # child now packs it with zlib (app/store/journal.py `pack`) into `packed`, stored EXTERNAL:
     # out of line, not compressed a second time. Rows written before keep their `state`
     # text and are read as they are; a row has one or the other.
     op.execute("ALTER TABLE snapshots ALTER COLUMN state DROP NOT NULL")

@@ -10,11 +10,11 @@ import httpx
 import orjson
 import pytest
 
-from app.floor import load_floor
-from app.journal import MemoryJournal
-from app.main import create_app
-from app.settings import Settings
-from app.timefmt import format_time
+from app.api.application import create_app
+from app.config.floor_file import load_floor
+from app.config.settings import Settings
+from app.state.timefmt import format_time
+from app.store.journal import MemoryJournal
 from jackpot.money import format_money
 
 DEMO = Path(__file__).resolve().parents[2] / "app" / "demo" / "floor.toml"

@@ -12,11 +12,11 @@ from typing import Any
 import httpx
 import pytest
 
-from app.floor import parse_floor
-from app.journal import MemoryJournal
-from app.main import create_app
-from app.settings import Settings
-from app.timefmt import parse_time
+from app.api.application import create_app
+from app.config.floor_file import parse_floor
+from app.config.settings import Settings
+from app.state.timefmt import parse_time
+from app.store.journal import MemoryJournal
 from tests.app.test_api import DEMO, OPERATOR, SUPERVISOR, T01, Clock, bets_body
 from tests.app.test_operators import make_client
 

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.journal import MemoryJournal
+from app.store.journal import MemoryJournal
 from tests.app.test_api import OPERATOR, Clock, bets_body
 from tests.app.test_operators import make_client
 

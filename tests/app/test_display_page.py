@@ -14,8 +14,8 @@ import uvicorn
 from fastapi import FastAPI
 from playwright.async_api import Page, async_playwright, expect
 
-from app.broadcast import Broadcaster, MemoryBackend
-from app.display import display_router
+from app.display.broadcaster import Broadcaster, MemoryBackend
+from app.display.routes import display_router
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"

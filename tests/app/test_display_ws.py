@@ -17,12 +17,12 @@ from fastapi import FastAPI
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from app.broadcast import Broadcaster, MemoryBackend
-from app.display import display_router
-from app.floor import load_floor
-from app.journal import JournalRow, MemoryJournal
-from app.main import create_app
-from app.settings import Settings
+from app.api.application import create_app
+from app.config.floor_file import load_floor
+from app.config.settings import Settings
+from app.display.broadcaster import Broadcaster, MemoryBackend
+from app.display.routes import display_router
+from app.store.journal import JournalRow, MemoryJournal
 from tests.app.test_api import DEMO, T01, Clock
 
 QUIET = 3600.0

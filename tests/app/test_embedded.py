@@ -21,7 +21,7 @@ import asyncpg
 import psutil  # type: ignore[import-untyped]
 import pytest
 
-from app.database import EmbeddedPostgres, _import_pgserver, start_embedded
+from app.store.database import EmbeddedPostgres, _import_pgserver, start_embedded
 
 pytestmark = pytest.mark.integration
 

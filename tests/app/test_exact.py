@@ -14,14 +14,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.export import export_line
-from app.floor import FloorError, load_floor, parse_floor
-from app.journal import Journal, JournalRow, MemoryJournal, PostgresJournal
-from app.main import create_app, floor_config
-from app.schemas import OutcomeRequest
-from app.settings import Settings
-from app.verify import verify
-from app.writer import Writer
+from app.api.application import create_app
+from app.api.schemas import OutcomeRequest
+from app.audit.export import export_line
+from app.audit.verify import verify
+from app.config.floor_config import floor_config
+from app.config.floor_file import FloorError, load_floor, parse_floor
+from app.config.settings import Settings
+from app.store.journal import Journal, JournalRow, MemoryJournal, PostgresJournal
+from app.writer.writer import Writer
 from jackpot.money import MAX_MONEY, MAX_ODDS, SCALE, Money, MoneyError, parse_money
 from jackpot.snapshot import UnreadableJson, canonical_json, loads_exact
 from tests.app.test_api import DEMO, Clock
@@ -97,7 +98,7 @@ async def journal_rows(open_journal: Opener) -> list[JournalRow]:
 
 
 async def verify_clean(open_journal: Opener) -> None:
-    config, _ = floor_config(load_floor(DEMO))
+    config = floor_config(load_floor(DEMO))
     async with reopened(open_journal) as journal:
         report = await verify(journal, config, progress=False)
         assert report.ok, report.discrepancies

@@ -13,12 +13,12 @@ import httpx
 import orjson
 import pytest
 
-from app.floor import load_floor
-from app.journal import MemoryJournal
-from app.main import create_app
-from app.settings import Settings
-from app.snapshots import dump_text
-from app.writer import Writer
+from app.api.application import create_app
+from app.config.floor_file import load_floor
+from app.config.settings import Settings
+from app.store.journal import MemoryJournal
+from app.store.snapshots import dump_text
+from app.writer.writer import Writer
 from tests.app.test_api import DEMO, OPERATOR, T01, T02, Clock, bets_body
 
 ROUND_TIMEOUT = 180_000  # app/demo/floor.toml
@@ -128,7 +128,7 @@ async def test_a_void_of_an_expired_round_reverses_its_contributions(
 async def test_the_journal_replays_and_verifies_with_expire_entries(
     app_client: tuple[Writer, httpx.AsyncClient], clock: Clock
 ) -> None:
-    from app.verify import verify
+    from app.audit.verify import verify
     from tests.app.test_snapshots import replayed
 
     writer, client = app_client

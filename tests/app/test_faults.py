@@ -10,12 +10,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.database import create_pool, migrate, start_embedded
-from app.floor import load_floor
-from app.journal import PostgresJournal
-from app.main import create_app
-from app.settings import Settings
-from app.timefmt import format_time
+from app.api.application import create_app
+from app.config.floor_file import load_floor
+from app.config.settings import Settings
+from app.state.timefmt import format_time
+from app.store.database import create_pool, migrate, start_embedded
+from app.store.journal import PostgresJournal
 from tests.app.test_api import DEMO, Clock, bets_body
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

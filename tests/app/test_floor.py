@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from app.floor import Floor, FloorError, Role, load_floor, parse_floor, sha256_hex
+from app.config.floor_file import Floor, FloorError, Role, load_floor, parse_floor, sha256_hex
 from jackpot.money import Money, Rate
 from tables.games import GameId
 

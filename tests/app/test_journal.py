@@ -9,16 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from app.database import create_pool, migrate, start_embedded
-from app.journal import (
-    DuplicateEntry,
-    Journal,
-    JournalRow,
-    JournalUnavailable,
-    MemoryJournal,
-    PostgresJournal,
-    pack,
-)
+from app.store.database import create_pool, migrate, start_embedded
+from app.store.errors import DuplicateEntry, JournalUnavailable
+from app.store.journal import Journal, JournalRow, MemoryJournal, PostgresJournal, pack
 
 
 def row(seq: int, key: str | None = "default", *, entry: str | None = None) -> JournalRow:
@@ -221,6 +214,7 @@ async def test_a_snapshot_is_stored_packed_and_rows_from_before_are_read_as_text
             "SELECT state, packed, pg_column_compression(packed) AS again"
             " FROM snapshots WHERE seq = 7"
         )
+        assert stored is not None
         assert stored["state"] is None and stored["again"] is None  # not compressed twice
         assert zlib.decompress(stored["packed"]).decode() == state
         assert len(stored["packed"]) * 4 < len(state)

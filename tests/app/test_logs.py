@@ -18,12 +18,18 @@ from fastapi.responses import JSONResponse
 from websockets.asyncio.client import connect
 from websockets.typing import Subprotocol
 
-from app.broadcast import Broadcaster, MemoryBackend
-from app.display import display_router
-from app.logs import JsonFormatter, RequestContextMiddleware, ScrubFilter, TextFormatter, configure
-from app.metrics import Metrics
-from app.serving import uvicorn_config
-from app.settings import Settings
+from app.cli.serving import uvicorn_config
+from app.config.settings import Settings
+from app.display.broadcaster import Broadcaster, MemoryBackend
+from app.display.routes import display_router
+from app.ops.logs import (
+    JsonFormatter,
+    RequestContextMiddleware,
+    ScrubFilter,
+    TextFormatter,
+    configure,
+)
+from app.ops.metrics import Metrics
 
 log = logging.getLogger("jackpot.test")
 

@@ -10,14 +10,15 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.broadcast import Broadcaster, MemoryBackend
-from app.floor import load_floor
-from app.journal import JournalRow, JournalUnavailable, MemoryJournal
-from app.logs import RequestContextMiddleware
-from app.main import create_app
-from app.metrics import Metrics
-from app.settings import Settings
-from app.timefmt import format_time
+from app.api.application import create_app
+from app.config.floor_file import load_floor
+from app.config.settings import Settings
+from app.display.broadcaster import Broadcaster, MemoryBackend
+from app.ops.logs import RequestContextMiddleware
+from app.ops.metrics import Metrics
+from app.state.timefmt import format_time
+from app.store.errors import JournalUnavailable
+from app.store.journal import JournalRow, MemoryJournal
 
 DEMO = Path(__file__).resolve().parents[2] / "app" / "demo" / "floor.toml"
 T01 = {"Authorization": "Bearer demo-table-T01"}
@@ -288,7 +289,7 @@ DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 
 def exported_names() -> set[str]:
     """Every sample name a writer process and a display process (with Redis) can export."""
-    from app.broadcast_redis import RedisBackend
+    from app.display.redis_backend import RedisBackend
 
     app = create_app(Settings(), load_floor(DEMO), journal=MemoryJournal())
     metrics = Metrics()

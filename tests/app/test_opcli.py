@@ -1,4 +1,4 @@
-"""The operator commands end to end: `app.opcli` against a real server subprocess.
+"""The operator commands end to end: `app.cli.operators` against a real server subprocess.
 
 One server on the demo floor serves the whole module (its embedded PostgreSQL takes a
 few seconds to start); a second one, with dual control on, serves the proposal tests.
@@ -20,8 +20,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app import opcli
-from app.timefmt import format_time
+from app.cli import operators
+from app.state.timefmt import format_time
 from tests.app.test_crash import JACKPOT, ROOT, free_port, wait_healthy
 
 pytestmark = [pytest.mark.integration]
@@ -85,7 +85,7 @@ def no_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 class Jackpot:
-    """`jackpot ...` in-process through `opcli.main`: exit status, stdout, stderr."""
+    """`jackpot ...` in-process through `operators.main`: exit status, stdout, stderr."""
 
     def __init__(self, capsys: pytest.CaptureFixture[str]) -> None:
         self.capsys = capsys
@@ -93,7 +93,7 @@ class Jackpot:
     def __call__(self, url: str, token: str | None, *argv: str) -> tuple[int, str, str]:
         self.capsys.readouterr()
         auth = ["--token", token] if token else []
-        code = opcli.main([argv[0], "--url", url, *auth, *argv[1:]])
+        code = operators.main([argv[0], "--url", url, *auth, *argv[1:]])
         out, err = self.capsys.readouterr()
         for secret in TOKENS:  # the token is never printed
             assert secret not in out and secret not in err
@@ -157,7 +157,7 @@ def test_token_and_url_from_the_environment(
 ) -> None:
     monkeypatch.setenv("JACKPOT_URL", url)
     monkeypatch.setenv("JACKPOT_TOKEN", OPERATOR)
-    assert opcli.main(["meters", "tcp"]) == 0
+    assert operators.main(["meters", "tcp"]) == 0
     assert row(capsys.readouterr().out, "tcp", "major")
 
 

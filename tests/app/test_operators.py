@@ -10,10 +10,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.floor import parse_floor
-from app.journal import MemoryJournal
-from app.main import create_app
-from app.settings import Settings
+from app.api.application import create_app
+from app.config.floor_file import parse_floor
+from app.config.settings import Settings
+from app.store.journal import MemoryJournal
 from tests.app.test_api import DEMO, Clock, bets_body
 
 TABLE = {"Authorization": "Bearer demo-table-T01"}

@@ -28,7 +28,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.timefmt import format_time
+from app.state.timefmt import format_time
 from tests.app.test_crash import free_port, wait_healthy
 
 pytestmark = [pytest.mark.production, pytest.mark.integration]

@@ -12,14 +12,14 @@ from typing import Any, TypeVar
 
 import pytest
 
-from app.floor import load_floor
-from app.journal import JournalRow, MemoryJournal, pack
-from app.main import floor_config
-from app.reports import Reports, reconciliation
-from app.schemas import CorrectionRequest
-from app.service import FloorConfig, Service
-from app.snapshots import dump_text
-from app.writer import Writer
+from app.api.schemas import CorrectionRequest
+from app.audit.reports import Reports, reconciliation
+from app.config.floor_config import floor_config
+from app.config.floor_file import load_floor
+from app.state.floor_state import FloorConfig, Service
+from app.store.journal import JournalRow, MemoryJournal, pack
+from app.store.snapshots import dump_text
+from app.writer.writer import Writer
 from jackpot.reconcile import Ledger, reconcile
 from tests.app.test_api import DEMO, Clock
 from tests.app.test_snapshots import replayed
@@ -30,7 +30,7 @@ UNBOUNDED = 2**62
 
 
 def config() -> FloorConfig:
-    return floor_config(load_floor(DEMO))[0]
+    return floor_config(load_floor(DEMO))
 
 
 def full_replay(rows: list[JournalRow], start: int, end: int) -> dict[tuple[str, str], Any]:

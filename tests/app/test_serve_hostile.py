@@ -26,8 +26,8 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from app.broadcast import Broadcaster
-from app.broadcast_redis import RedisBackend
+from app.display.broadcaster import Broadcaster
+from app.display.redis_backend import RedisBackend
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "app" / "demo" / "floor.toml"

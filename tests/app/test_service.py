@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from app.service import FloorConfig, Service, TableConfig
-from app.snapshots import dump_service, load_service
-from app.views import bets_answer, outcome_answer, round_view
+from app.state.floor_state import FloorConfig, Service, TableConfig
+from app.state.views import bets_answer, outcome_answer, round_view
+from app.store.snapshots import dump_service, load_service
 from jackpot.config import LinkConfig, MeterConfig, Timing
 from jackpot.errors import StateConflictError
 from jackpot.money import parse_money, parse_rate

@@ -1,4 +1,4 @@
-"""`jackpot serve`'s uvicorn configuration (app/serving.py) against hostile clients: a real
+"""`jackpot serve`'s uvicorn configuration (app/cli/serving.py) against hostile clients: a real
 uvicorn server in this process, raw sockets and real websocket clients."""
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from fastapi import FastAPI, Request
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from app.broadcast import Broadcaster, MemoryBackend
-from app.display import display_router
-from app.serving import MAX_HEAD_BYTES, WS_MAX_SIZE, uvicorn_config
-from app.settings import Settings
+from app.cli.serving import MAX_HEAD_BYTES, WS_MAX_SIZE, uvicorn_config
+from app.config.settings import Settings
+from app.display.broadcaster import Broadcaster, MemoryBackend
+from app.display.routes import display_router
 
 QUIET = 3600.0
 READ_TIMEOUT_S = 0.5

@@ -17,9 +17,9 @@ import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from app import simulate
-from app.simulate import RoundPlan, Simulator, TableSpec, plan_round, read_tables
-from app.timefmt import parse_time
+from app.cli import simulate
+from app.cli.simulate import RoundPlan, Simulator, TableSpec, plan_round, read_tables
+from app.state.timefmt import parse_time
 from jackpot.money import Money, parse_money
 from tables.bets import BoxBet, TableSettings, check_bets
 from tables.cards import Card
@@ -282,10 +282,10 @@ async def test_bodies_against_a_fake_server_per_api_md() -> None:
 
 @pytest.fixture
 async def app_client() -> AsyncIterator[tuple[httpx.AsyncClient, list[int]]]:
-    from app.floor import load_floor
-    from app.journal import MemoryJournal
-    from app.main import create_app
-    from app.settings import Settings
+    from app.api.application import create_app
+    from app.config.floor_file import load_floor
+    from app.config.settings import Settings
+    from app.store.journal import MemoryJournal
 
     app = create_app(Settings(), load_floor(DEMO), journal=MemoryJournal())
     app.state.writer.outcome_wait_s = 0.2

@@ -14,13 +14,14 @@ from typing import Any
 import httpx
 import pytest
 
-from app.floor import load_floor
-from app.journal import JournalRow, unpack_bytes
-from app.main import create_app, floor_config
-from app.service import Service
-from app.settings import Settings
-from app.snapshots import dump_packed_aside, dump_text
-from app.writer import GENESIS, Writer
+from app.api.application import create_app
+from app.config.floor_config import floor_config
+from app.config.floor_file import load_floor
+from app.config.settings import Settings
+from app.state.floor_state import Service
+from app.store.journal import JournalRow, unpack_bytes
+from app.store.snapshots import dump_packed_aside, dump_text
+from app.writer.writer import GENESIS, Writer
 from jackpot.snapshot import loads_exact
 from tests.app.test_api import DEMO, Clock, bets_body
 from tests.app.test_metrics import FlakyJournal
@@ -33,7 +34,7 @@ RNG = random.SystemRandom()
 
 def replayed(rows: list[JournalRow]) -> Service:
     """The state the entries give, applied one by one to an empty floor."""
-    config, _ = floor_config(load_floor(DEMO))
+    config = floor_config(load_floor(DEMO))
     service = Service(config)
     for row in rows:
         service.apply(loads_exact(row.entry, f"journal entry {row.seq}"))
@@ -151,7 +152,7 @@ async def test_a_restart_from_the_snapshot_and_the_rows_after_it_is_the_same_sta
 
 
 async def test_the_forked_dump_is_the_state_at_the_call_whatever_comes_after() -> None:
-    config, _ = floor_config(load_floor(DEMO))
+    config = floor_config(load_floor(DEMO))
     service = Service(config)
     clock = Clock()
     entry: dict[str, Any] = service.prepare_bets(
@@ -175,13 +176,13 @@ def _box(n: int) -> dict[str, Any]:
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="POSIX only")
 async def test_a_failed_child_is_an_error_not_a_snapshot(monkeypatch: pytest.MonkeyPatch) -> None:
-    config, _ = floor_config(load_floor(DEMO))
+    config = floor_config(load_floor(DEMO))
     service = Service(config)
 
     def broken(*args: object) -> str:
         raise RuntimeError("serialisation failed")
 
-    monkeypatch.setattr("app.snapshots.dump_text", broken)
+    monkeypatch.setattr("app.store.snapshots.dump_text", broken)
     with pytest.raises(RuntimeError, match="exited with status"):
         await dump_packed_aside(service, 0, GENESIS)
 

@@ -1,4 +1,4 @@
-"""The table events' direct route (app/table_route.py) answers exactly as FastAPI's routing.
+"""The table events' direct route (app/api/table_fastpath.py) answers exactly as FastAPI's routing.
 
 The same requests, in the same order, at the same clock, go to two apps: one as served
 (table events through the direct route) and one without it (through FastAPI's router).
@@ -8,29 +8,34 @@ Every answer must be the same: status, body and the headers a client reads.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
+from starlette.middleware import Middleware
 
-from app.floor import load_floor
-from app.journal import MemoryJournal
-from app.main import create_app
-from app.settings import Settings
-from app.table_route import TableEventRoute
-from app.timefmt import format_time
+from app.api.application import create_app
+from app.api.table_fastpath import TableEventRoute
+from app.config.floor_file import load_floor
+from app.config.settings import Settings
+from app.state.timefmt import format_time
+from app.store.journal import MemoryJournal
 from tests.app.test_api import DEMO, T01, T02
 
 START = 1_800_000_000_000
 HEADERS = ("content-type", "www-authenticate", "retry-after", "allow", "location")
 
 
+def is_direct_route(middleware: Middleware) -> bool:
+    return cast(object, middleware.cls) is TableEventRoute
+
+
 def app_at(clock: list[int], *, direct: bool) -> FastAPI:
     app = create_app(Settings(), load_floor(DEMO), journal=MemoryJournal())
     if not direct:  # before the first request: the middleware stack is built then
-        app.user_middleware = [m for m in app.user_middleware if m.cls is not TableEventRoute]
+        app.user_middleware = [m for m in app.user_middleware if not is_direct_route(m)]
     app.state.writer.clock = lambda: clock[0]
     app.state.writer.outcome_wait_s = 0.05
     return app
@@ -129,8 +134,8 @@ async def test_the_direct_route_answers_as_the_router(routes_handled: list[str])
 
 def test_every_table_event_has_its_endpoint() -> None:
     app = create_app(Settings(), load_floor(DEMO), journal=MemoryJournal())
-    (route,) = [m for m in app.user_middleware if m.cls is TableEventRoute]
-    assert sorted(route.kwargs["endpoints"]) == ["bets", "outcome", "void"]
+    (route,) = [m for m in app.user_middleware if is_direct_route(m)]
+    assert sorted(cast(dict[str, object], route.kwargs["endpoints"])) == ["bets", "outcome", "void"]
     assert route.kwargs["handlers"] is app.exception_handlers
 
 

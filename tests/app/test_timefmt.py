@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.timefmt import FIRST_MS, LAST_MS, format_time, parse_time
+from app.state.timefmt import FIRST_MS, LAST_MS, format_time, parse_time
 
 OFFSETS = st.integers(min_value=-(24 * 60 - 1), max_value=24 * 60 - 1)
 

@@ -36,11 +36,11 @@ from fastapi.routing import APIRoute, APIWebSocketRoute
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
-from app.floor import load_floor
-from app.journal import MemoryJournal
-from app.main import create_app, create_display_app
-from app.settings import Settings
-from app.timefmt import format_time
+from app.api.application import create_app, create_display_app
+from app.config.floor_file import load_floor
+from app.config.settings import Settings
+from app.state.timefmt import format_time
+from app.store.journal import MemoryJournal
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "app" / "demo" / "floor.toml"
@@ -254,7 +254,7 @@ async def test_displays_on_two_processes_follow_the_writer_and_recover_from_kill
             await until_major(ws, "10000.75")
 
     metrics = httpx.get(f"{two.url}/metrics", timeout=5)
-    if metrics.status_code == 200:  # once app/main.py serves them on display processes
+    if metrics.status_code == 200:  # once app/api/application.py serves them on display processes
         assert "jackpot_redis_up 1.0" in metrics.text
 
 
@@ -266,8 +266,8 @@ async def test_a_display_process_started_while_the_writer_starts_relays_at_once(
     writer still migrates its database; they must relay its first messages (a display
     link that took its seq from its own clock dropped them as already seen until the
     silence resync, ~15 s later)."""
-    from app.broadcast import Broadcaster
-    from app.broadcast_redis import RedisBackend
+    from app.display.broadcaster import Broadcaster
+    from app.display.redis_backend import RedisBackend
 
     writer = Broadcaster(RedisBackend(redis_tcp), coalesce_ms=10, ping_s=3600)
     writer.configure_link("stud", "SGD", [("major", "Major")])  # the writer's create_app
@@ -438,7 +438,7 @@ def test_nginx_logs_no_query_string_and_bounds_slow_and_greedy_clients() -> None
     ):
         assert re.search(directive, text), directive
     # nginx closes an idle upstream connection before the app does (JACKPOT_KEEP_ALIVE_S).
-    from app.settings import Settings
+    from app.config.settings import Settings
 
     upstreams = re.findall(r"upstream\s+\w+\s*\{[^}]*keepalive_timeout\s+(\d+)s", text)
     assert len(upstreams) == 2

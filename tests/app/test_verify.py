@@ -25,12 +25,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.export import export_line
-from app.journal import JournalRow, MemoryJournal, PostgresJournal, pack
-from app.reports import reconciliation
-from app.service import FloorConfig, Service, TableConfig
-from app.snapshots import dump_service
-from app.verify import (
+from app.audit.export import export_line
+from app.audit.reports import reconciliation
+from app.audit.verify import (
     Checkpoint,
     Report,
     Verifier,
@@ -40,8 +37,11 @@ from app.verify import (
     plan_segments,
     verify,
 )
-from app.views import round_view
-from app.writer import Submission, Writer
+from app.state.floor_state import FloorConfig, Service, TableConfig
+from app.state.views import round_view
+from app.store.journal import JournalRow, MemoryJournal, PostgresJournal, pack
+from app.store.snapshots import dump_service
+from app.writer.writer import Submission, Writer
 from jackpot.config import LinkConfig, MeterConfig, Timing
 from jackpot.money import Money, parse_money, parse_rate
 from jackpot.snapshot import canonical_json
@@ -538,7 +538,7 @@ def floor_file(tmp_path: Path) -> Path:
 
 def _write_to_postgres(dsn: str, floor_file: Path, history: Callable[[Floor], Awaitable[T]]) -> T:
     """`history` played into a journal in PostgreSQL, by the writer with our clock."""
-    from app.verify import load_config
+    from app.audit.verify import load_config
 
     async def write() -> T:
         pool = await asyncpg.create_pool(dsn, min_size=1, max_size=2)
@@ -587,8 +587,8 @@ def test_verify_against_postgresql_names_an_entry_changed_in_the_store(
 def test_export_writes_the_period_with_hashes_that_recompute(
     fresh_dsn: str, floor_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from app.export import main_export
-    from app.timefmt import format_time
+    from app.audit.export import main_export
+    from app.state.timefmt import format_time
 
     _write_to_postgres(fresh_dsn, floor_file, small_history)
     whole = tmp_path / "all.jsonl"
@@ -623,7 +623,7 @@ def test_an_export_of_the_whole_journal_verifies_away_from_the_database(
     """Issue 9: the export is enough to re-run the verification. `verify --file` on it
     gives the report the database gives; an amount edited in the file is named; a
     file that does not start at entry 1 is refused (exit 2)."""
-    from app.export import main_export
+    from app.audit.export import main_export
 
     seqs = _write_to_postgres(fresh_dsn, floor_file, small_history)
     assert main_verify(_args(fresh_dsn, floor_file)) == 0
@@ -674,7 +674,7 @@ def test_verify_joins_the_embedded_server_under_data_dir_while_it_runs(
     import subprocess
     import sys
 
-    from app.database import migrate, start_embedded
+    from app.store.database import migrate, start_embedded
     from tests.conftest import run_blocking
 
     embedded = run_blocking(start_embedded(pg_folder))  # the server's PostgreSQL
@@ -850,6 +850,7 @@ async def test_a_clean_run_gives_a_checkpoint_and_the_next_run_replays_only_what
     # Where it ends, it agrees with the replay from entry 1: head, meters, next checkpoint.
     assert (since.head, since.meters, since.meter_awards) == (full.head, full.meters,
                                                               full.meter_awards)  # fmt: skip
+    assert since.checkpoint is not None
     assert since.checkpoint == full.checkpoint and since.checkpoint.seq > latest
     assert f"seq {latest + 1:,}..{end:,}" in format_report(since)
     # In segments too.
@@ -979,6 +980,7 @@ def test_verify_since_on_the_command_line(
         # A new writer on the same journal, as after a restart: the state recovered.
         await floor.writer.recover()
         last = await floor.journal.last()
+        assert last is not None
         floor.now = last.recorded_at_ms + 60_000
         floor.writer.snapshot_every = 300
         await _more(floor, 300)
@@ -1016,11 +1018,12 @@ async def test_a_long_random_history_through_the_http_api_verifies_clean() -> No
     that jackpots happen), outcomes posted in random order across tables, voids, seed
     changes, resets and corrections, all through the HTTP API; then the journal verifies
     clean from its entries alone."""
-    from app.floor import load_floor
-    from app.main import create_app
-    from app.settings import Settings
-    from app.simulate import bets_body, outcome_body, plan_round, read_tables
-    from app.verify import DEMO_FLOOR, load_config
+    from app.api.application import create_app
+    from app.audit.verify import load_config
+    from app.cli.simulate import bets_body, outcome_body, plan_round, read_tables
+    from app.config.demo import DEMO_FLOOR
+    from app.config.floor_file import load_floor
+    from app.config.settings import Settings
 
     rng = random.Random(2027)
     specs = read_tables(DEMO_FLOOR)

@@ -1,4 +1,4 @@
-"""The writer applies a group while the one before it is being committed (app/writer.py).
+"""The writer applies a group while the one before it is being committed (app/writer/writer.py).
 
 Overlapping them must not weaken the issue's promise: nothing is acknowledged before it
 is committed, answers come in the order of the journal, a failed commit leaves the state
@@ -17,15 +17,17 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from app.floor import load_floor
-from app.journal import JournalRow, JournalUnavailable, MemoryJournal
-from app.main import floor_config
-from app.schemas import BetsRequest, OutcomeRequest
-from app.service import Service
-from app.snapshots import dump_text
-from app.timefmt import format_time
-from app.views import meters, outcome_answer, round_view
-from app.writer import Conflict, Unavailable, Writer, _sha
+from app.api.schemas import BetsRequest, OutcomeRequest
+from app.config.floor_config import floor_config
+from app.config.floor_file import load_floor
+from app.state.floor_state import Service
+from app.state.timefmt import format_time
+from app.state.views import meters, outcome_answer, round_view
+from app.store.errors import JournalUnavailable
+from app.store.journal import JournalRow, MemoryJournal
+from app.store.snapshots import dump_text
+from app.writer.errors import Conflict, Unavailable
+from app.writer.writer import Writer, _sha
 from jackpot.errors import JackpotError, UnknownError
 from tables.errors import TablesError
 from tests.app.test_api import DEMO, Clock
@@ -69,7 +71,7 @@ class GatedJournal(MemoryJournal):
 
 
 def service() -> Service:
-    config, _ = floor_config(load_floor(DEMO))
+    config = floor_config(load_floor(DEMO))
     return Service(config)
 
 

@@ -18,18 +18,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import app.writer
-from app.floor import load_floor
-from app.journal import MemoryJournal
-from app.main import create_app, floor_config
-from app.schemas import BetsRequest, OutcomeRequest, VoidRequest
-from app.service import Service
-from app.settings import Settings
-from app.snapshots import dump_text
-from app.timefmt import format_time
-from app.verify import verify
-from app.views import outcome_answer
-from app.writer import Writer
+import app.writer.writer
+from app.api.application import create_app
+from app.api.schemas import BetsRequest, OutcomeRequest, VoidRequest
+from app.audit.verify import verify
+from app.config.floor_config import floor_config
+from app.config.floor_file import load_floor
+from app.config.settings import Settings
+from app.state.floor_state import Service
+from app.state.timefmt import format_time
+from app.state.views import outcome_answer
+from app.store.journal import MemoryJournal
+from app.store.snapshots import dump_text
+from app.writer.writer import Writer
 from jackpot.money import CENT, MAX_MONEY, SCALE, format_money
 from tables.cards import DECK
 from tests.app.test_api import DEMO, Clock
@@ -70,7 +71,7 @@ def failing(point: str, round_id: str, kind: str = "bets") -> Iterator[None]:
             return view
 
         for name in ("bets_answer", "outcome_answer", "void_answer"):
-            patch(app.writer, name, answer)
+            patch(app.writer.writer, name, answer)
     elif point == "apply":  # the core changes the state, then raises (not a refusal)
 
         def apply(original: Any) -> Any:
@@ -96,7 +97,7 @@ def failing(point: str, round_id: str, kind: str = "bets") -> Iterator[None]:
 
             return text
 
-        patch(app.writer, "canonical_json", canonical)
+        patch(app.writer.writer, "canonical_json", canonical)
     try:
         yield
     finally:
@@ -276,7 +277,7 @@ def request(
 
 
 def writer_for(journal: MemoryJournal, clock: Clock, snapshot_every: int) -> Writer:
-    config, _ = floor_config(load_floor(DEMO))
+    config = floor_config(load_floor(DEMO))
     # No periodic finalize (a new writer's timer starts at 0): only the state decides it.
     return Writer(
         Service(config),
@@ -341,7 +342,7 @@ async def run_history(history: list[tuple[Step, int, str | None]], snapshot_ever
     finally:
         await again.stop()
     assert len(await journal_rows(journal)) == len(rows)  # retries record nothing
-    config, _ = floor_config(load_floor(DEMO))
+    config = floor_config(load_floor(DEMO))
     report = await verify(journal, config, progress=False)
     assert report.ok, report.discrepancies
 

@@ -38,7 +38,7 @@ def bets(table: str, rnd: str, closed_at: int, now: int, *boxes: tuple[int, str]
     return CloseBets(table, rnd, "stud", closed_at, now, wagers)
 
 
-def outcome(table: str, rnd: str, now: int, *claims: tuple[int, int, int]) -> RecordOutcome:
+def outcome(table: str, rnd: str, now: int, *claims: tuple[int, Rate, int]) -> RecordOutcome:
     """claims: (box, share, dealt_at)."""
     hand = {ROYAL: "royal_flush", STRAIGHT_FLUSH: "straight_flush"}
     return RecordOutcome(

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from jackpot.commands import ResetMeter, SetSeed
 from jackpot.errors import InvalidCommandError
 from jackpot.floor import Floor
+from jackpot.money import Rate
 from jackpot.snapshot import dump, load
 from tests.jackpot.support import ROYAL, STRAIGHT_FLUSH, TIMING, bets, m, outcome, stud_link
 
@@ -41,7 +42,7 @@ def test_display_values_are_the_values_once_all_pending_is_final(
             open_tables.append(table)
         elif what == "win" and open_tables:
             won = f.rounds[(open_tables.pop(0), "R")]
-            f.apply(outcome(won.table, "R", now, (1, int(arg), won.closed_at + 1)))
+            f.apply(outcome(won.table, "R", now, (1, Rate(int(arg)), won.closed_at + 1)))
         elif what == "reset":
             f.apply(ResetMeter("stud", "major", now, "sam", "test"))
         elif what == "seed" and ceiling is not None and m(str(arg)) > m(ceiling):

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from jackpot.commands import Command, Correct, Finalize, ResetMeter, SetSeed
 from jackpot.errors import JackpotError
+from jackpot.money import Money
 from jackpot.reconcile import Ledger, reconcile
 from tests.jackpot.support import ROYAL, STRAIGHT_FLUSH, bets, floor, m, outcome, void
 
@@ -46,7 +47,7 @@ def test_every_period_split_reconciles(ops: list[tuple[str, int, int]]) -> None:
         elif op == "tick":
             command = Finalize(now)
         elif op == "seed":
-            command = SetSeed("stud", "major", m("9000.00") + value, now, "sam", "x")
+            command = SetSeed("stud", "major", Money(m("9000.00") + value), now, "sam", "x")
         elif op == "reset":
             command = ResetMeter("stud", "major", now, "sam", "x")
         elif op == "void_final":
@@ -57,7 +58,8 @@ def test_every_period_split_reconciles(ops: list[tuple[str, int, int]]) -> None:
                 "void_round", "stud", "major", now, "sue", "x", table=table, round=rnd
             )
         else:
-            amount = m(f"{value % 200}.{box:02d}") * (-1 if op == "adjust" and value % 2 else 1)
+            sign = -1 if op == "adjust" and value % 2 else 1
+            amount = Money(m(f"{value % 200}.{box:02d}") * sign)
             command = Correct(op, "stud", "major", now, "sue", "5.24", amount, reset=value % 2 == 0)
         with contextlib.suppress(JackpotError):
             f.apply(command)

@@ -1,0 +1,1 @@
+"""Entry points over HTTP: `create_app`, routes per audience, schemas, problems, auth."""

@@ -1,0 +1,1 @@
+"""Auditors' reads of the journal: verify, export, reconciliation reports."""

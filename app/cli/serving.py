@@ -1,0 +1,141 @@
+"""How uvicorn serves the app: connection limits and timeouts (docs/operations.md, "Limits").
+
+uvicorn bounds an idle keep-alive connection (`timeout_keep_alive`) but not one that
+opens and sends nothing, or trickles its request a byte at a time: each holds a
+connection slot for ever, and `limit_concurrency` then refuses everyone else.
+`GuardedHttpProtocol` gives every request `request_read_timeout_s` to arrive whole
+(head and body) from the connection's first byte or the end of the previous answer,
+and refuses a head still incomplete after `MAX_HEAD_BYTES` (a head that comes whole
+in one read, at most 256 KiB, is parsed as uvicorn does); it also applies
+`limit_concurrency` to websocket upgrades, which uvicorn lets through uncounted, and
+answers a handshake line too long for the websockets library (414 or 431) instead
+of leaving the client waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import uvicorn
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from app.config.settings import Settings
+
+# Displays send nothing (API.md, Displays): a websocket message above this closes 1009.
+WS_MAX_SIZE = 4096
+# Request line and headers: a table's are well under 2 KiB (nginx's default buffer is 8).
+MAX_HEAD_BYTES = 16_384
+# The websockets library's bound on one line of a handshake (8,192), less " HTTP/1.1".
+WS_MAX_LINE = 8_000
+
+
+class GuardedHttpProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol, with a deadline and a size bound on reading a request."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._read_timeout_s: float = getattr(self.config, "request_read_timeout_s", 10.0)
+        self._deadline: asyncio.TimerHandle | None = None
+        self._head_bytes: int | None = 0  # None: the head is in, body or answer follows
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self._deadline is None and self._head_bytes is not None:
+            self._arm()  # the first byte of a keep-alive connection's next request
+        super().data_received(data)
+        # Counted after parsing: a chunk that ends the head may carry a body behind it.
+        if self._head_bytes is not None and not self.transport.is_closing():
+            self._head_bytes += len(data)
+            if self._head_bytes > MAX_HEAD_BYTES:
+                self._refuse(b"431 Request Header Fields Too Large")
+
+    def on_headers_complete(self) -> None:
+        self._head_bytes = None
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self._disarm()  # the whole request is in: the app's time is not ours to bound
+        super().on_message_complete()
+
+    def on_response_complete(self) -> None:
+        self._head_bytes = 0  # idle now: uvicorn's keep-alive timeout runs
+        super().on_response_complete()
+
+    def handle_websocket_upgrade(self) -> None:
+        self._disarm()
+        # The websockets library fails the handshake with a traceback, and the client
+        # waits for an answer it never gets, on a line above 8 KiB: answer it here.
+        if len(self.url) > WS_MAX_LINE:
+            self._refuse(b"414 URI Too Long")
+            return
+        if any(len(name) + len(value) + 2 > WS_MAX_LINE for name, value in self.headers):
+            self._refuse(b"431 Request Header Fields Too Large")
+            return
+        limit = self.limit_concurrency
+        if limit is not None and len(self.connections) >= limit:
+            self.logger.warning("Exceeded concurrency limit (websocket).")
+            self._refuse(b"503 Service Unavailable")
+            return
+        super().handle_websocket_upgrade()
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._deadline = self.loop.call_later(self._read_timeout_s, self._expired)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _expired(self) -> None:
+        self._deadline = None
+        if not self.transport.is_closing():
+            self._refuse(b"408 Request Timeout")
+
+    def _refuse(self, status: bytes) -> None:
+        # Only when no answer has started: otherwise just drop the connection.
+        if self.cycle is None or self.cycle.response_complete or not self.cycle.response_started:
+            self.transport.write(
+                b"HTTP/1.1 " + status + b"\r\nconnection: close\r\ncontent-length: 0\r\n\r\n"
+            )
+        self._disarm()
+        self.transport.close()
+
+
+class ServingConfig(uvicorn.Config):
+    """uvicorn's Config plus the read timeout GuardedHttpProtocol reads from it."""
+
+    request_read_timeout_s: float = 10.0
+
+
+def uvicorn_config(app: Any, settings: Settings, *, log_level: str = "info") -> uvicorn.Config:
+    """The one uvicorn configuration of `jackpot serve` (both roles); tests serve with it."""
+    config = ServingConfig(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level=log_level,
+        log_config=None,  # app.ops.logs.configure owns the handlers and the format
+        access_log=False,  # JACKPOT_ACCESS_LOG: RequestContextMiddleware logs requests
+        lifespan="on",
+        http=GuardedHttpProtocol,
+        # Displays get a few small JSON frames a second: compressing each costs the
+        # display process more CPU than it saves on a casino's LAN.
+        ws_per_message_deflate=False,
+        ws_max_size=WS_MAX_SIZE,
+        # A display's websocket answers pings (every 20 s) or is closed 20 s later.
+        ws_ping_interval=20.0,
+        ws_ping_timeout=20.0,
+        limit_concurrency=settings.max_connections,
+        timeout_keep_alive=settings.keep_alive_s,
+    )
+    config.request_read_timeout_s = settings.request_read_timeout_s
+    return config

@@ -1,0 +1,1 @@
+"""Configuration: the floor file and the settings."""

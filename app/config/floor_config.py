@@ -1,0 +1,44 @@
+"""The validated floor file as the state's configuration: links, meters, tables' settings."""
+
+from __future__ import annotations
+
+from app.config.floor_file import Floor
+from app.state.floor_state import FloorConfig, TableConfig
+from jackpot.config import LinkConfig, MeterConfig
+from jackpot.money import Money
+from tables.bets import TableSettings
+from tables.games import game
+
+
+def floor_config(floor: Floor) -> FloorConfig:
+    """The validated floor file -> the domain's configuration (its tokens: app/api/auth.py)."""
+    links = tuple(
+        LinkConfig(
+            id=link.id,
+            name=link.name or link.id,
+            meters=tuple(
+                MeterConfig(m.id, m.seed, m.rate, m.reserve_rate, m.ceiling, m.name or m.id)
+                for m in link.meters
+            ),
+        )
+        for link in floor.links
+    )
+    tables = {}
+    for t in floor.tables:
+        settings = TableSettings(
+            game=game(t.game, t.pay_table),
+            prescribed_wager=Money(t.jackpot_wager or 0),
+            boxes=t.boxes,
+            fold_keeps_jackpot=t.fold_keeps_jackpot,
+            lucky_dealer_odds=t.lucky_dealer_odds or 10,
+        )
+        tables[t.id] = TableConfig(t.id, t.link, settings)
+    return FloorConfig(
+        floor.currency,
+        floor.timing(),
+        links,
+        tables,
+        floor.dual_control,
+        retain_ms=floor.retain_ms,
+        max_open_rounds=floor.max_open_rounds,
+    )

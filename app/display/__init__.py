@@ -1,0 +1,1 @@
+"""Displays: the broadcaster, its Redis backend, the display routes and page."""

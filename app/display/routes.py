@@ -1,0 +1,190 @@
+"""Display endpoints: the link's websocket, its JSON state and the display page.
+
+- `WS /v1/links/{link}/ws`: the Broadcaster's messages (see app/display/broadcaster.py), first a
+  snapshot. Close codes: 4401 display token missing or wrong, 4404 unknown link, 1013
+  the display fell too far behind (reconnect for a fresh snapshot), 1012 the server
+  is stopping. With a display token configured, give it as the subprotocol
+  `jackpot.token.<base64url of the token, no padding>` beside `jackpot` (what the page
+  does: a header, so no log has it), as `Authorization: Bearer`, or as `?token=` (older
+  screens; scrubbed from our logs, but a proxy's may keep it).
+- `GET /v1/links/{link}`: `{"link", "currency", "meters": [{"meter", "name", "value"}],
+  "status", "detail", "pending", "recent_wins", "seq"}`; unknown link: 404 problem+json;
+  with a display token configured, without it (bearer or `?token=`): 401 problem+json.
+- `GET /display/{link}`: the full-screen page (it holds no data: no token needed); its
+  script reads the token from the address's fragment, `#token=` (never sent to a
+  server), or `?token=`, which it then moves into the fragment. Its script and style
+  are `GET /static/display.js` and `/static/display.css`.
+
+Serving thousands of displays from one process (bench/bench_displays.py): run uvicorn
+with `ws_per_message_deflate=False` (compressing every copy costs more than sending
+it), and raise the collector's thresholds (`gc.set_threshold(50_000, 20, 100)`) or
+`gc.freeze()` once displays are connected: with 3,000 open websockets a full
+collection walks every connection's objects and stalls the loop for ~0.4 s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import contextlib
+import secrets
+from pathlib import Path
+
+from fastapi import APIRouter, Request, WebSocket
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.websockets import WebSocketDisconnect, WebSocketState
+
+from app.display.broadcaster import Broadcaster, Subscription
+
+STATIC = Path(__file__).resolve().parent / "static"
+PROBLEM = "application/problem+json"
+CLOSE_TIMEOUT_S = 2.0
+MAX_CLOSE_REASON = 123
+SUBPROTOCOL = "jackpot"
+TOKEN_SUBPROTOCOL = "jackpot.token."
+
+
+def display_router(broadcaster: Broadcaster, *, display_token: str | None = None) -> APIRouter:
+    """The display endpoints over one Broadcaster (writer or display role)."""
+    router = APIRouter(tags=["displays"])
+
+    @router.get("/v1/links/{link}", response_model=None)
+    async def get_link(request: Request, link: str) -> Response:
+        if display_token is not None and not _token_ok(request, display_token):
+            return _token_required()
+        state = broadcaster.link_state(link)
+        if state is None:
+            return _unknown_link(link)
+        return JSONResponse(state)
+
+    @router.websocket("/v1/links/{link}/ws")
+    async def link_ws(websocket: WebSocket, link: str) -> None:
+        # Accept first, then close with our code: a close before accepting reaches
+        # the browser as a bare HTTP 403 and the page could not tell why.
+        await websocket.accept(subprotocol=_subprotocol(websocket))
+        if display_token is not None and not _token_ok(websocket, display_token):
+            await websocket.close(4401, "display token required")
+            return
+        try:
+            subscription = broadcaster.subscribe(link)
+        except KeyError:
+            await websocket.close(4404, close_reason(f"unknown link {link!r}"))
+            return
+        await _serve(websocket, subscription)
+
+    @router.get("/display/{link}", response_model=None)
+    async def display_page(link: str) -> Response:
+        if broadcaster.link_state(link) is None:
+            return _unknown_link(link)
+        return HTMLResponse((STATIC / "display.html").read_text(), headers=_NO_CACHE)
+
+    @router.get("/static/display.js", include_in_schema=False)
+    async def display_js() -> FileResponse:
+        return FileResponse(STATIC / "display.js", media_type="text/javascript", headers=_NO_CACHE)
+
+    @router.get("/static/display.css", include_in_schema=False)
+    async def display_css() -> FileResponse:
+        return FileResponse(STATIC / "display.css", media_type="text/css", headers=_NO_CACHE)
+
+    return router
+
+
+# Screens stay up for weeks: have them revalidate so a new page reaches them on reload.
+_NO_CACHE = {"Cache-Control": "no-cache"}
+
+
+async def _serve(websocket: WebSocket, subscription: Subscription) -> None:
+    """Send the subscription's messages until the client leaves or falls behind."""
+    sender = asyncio.create_task(_send_all(websocket, subscription))
+    # A send stuck on a full socket must not hold the connection: cancel it.
+    subscription.on_slow(sender.cancel)
+    receiver = asyncio.create_task(_wait_disconnect(websocket))
+    try:
+        await asyncio.wait({sender, receiver}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        subscription.close()
+        for task in (sender, receiver):
+            task.cancel()
+        await asyncio.gather(sender, receiver, return_exceptions=True)
+    if websocket.application_state != WebSocketState.CONNECTED:
+        return
+    if receiver.done() and not receiver.cancelled() and receiver.exception() is None:
+        return  # the client closed: nothing more to say
+    code, reason = (1013, "too slow: reconnect") if subscription.slow else (1012, "restarting")
+    # The socket may be full (a display that stopped reading): give up after a while,
+    # and the server drops the connection when it can.
+    with contextlib.suppress(Exception):
+        async with asyncio.timeout(CLOSE_TIMEOUT_S):
+            await websocket.close(code, reason)
+
+
+async def _send_all(websocket: WebSocket, subscription: Subscription) -> None:
+    with contextlib.suppress(WebSocketDisconnect, OSError, RuntimeError):
+        async for text in subscription:
+            await websocket.send_text(text)
+
+
+async def _wait_disconnect(websocket: WebSocket) -> None:
+    # Displays send nothing; reading still matters, to see the client's close frame.
+    while (await websocket.receive())["type"] != "websocket.disconnect":
+        pass
+
+
+def close_reason(text: str) -> str:
+    """At most 123 bytes of UTF-8 (RFC 6455 5.5: a control frame's payload is at most 125,
+    two of them the code): a longer reason makes the close itself fail."""
+    data = text.encode()
+    if len(data) <= MAX_CLOSE_REASON:
+        return text
+    return data[: MAX_CLOSE_REASON - 3].decode(errors="ignore") + "..."
+
+
+def _subprotocol(websocket: WebSocket) -> str | None:
+    """A browser fails the connection unless the server picks one of the subprotocols it
+    offered: `jackpot` if offered, else the token's own (a client that sent only that)."""
+    offered = websocket.scope.get("subprotocols") or []
+    if SUBPROTOCOL in offered:
+        return SUBPROTOCOL
+    return next((p for p in offered if p.startswith(TOKEN_SUBPROTOCOL)), None)
+
+
+def _token_ok(connection: Request | WebSocket, token: str) -> bool:
+    given = _given_token(connection)
+    return given is not None and secrets.compare_digest(given.encode(), token.encode())
+
+
+def _given_token(connection: Request | WebSocket) -> str | None:
+    for offered in connection.scope.get("subprotocols") or ():
+        if offered.startswith(TOKEN_SUBPROTOCOL):
+            encoded = offered[len(TOKEN_SUBPROTOCOL) :]
+            try:
+                return base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)).decode()
+            except (binascii.Error, ValueError):
+                return None
+    scheme, _, credentials = connection.headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer":
+        return credentials.strip()
+    return connection.query_params.get("token")
+
+
+def _token_required() -> JSONResponse:
+    problem = {
+        "type": "about:blank",
+        "title": "Unauthorized",
+        "status": 401,
+        "detail": "display token missing or wrong",
+    }
+    return JSONResponse(
+        problem, status_code=401, media_type=PROBLEM, headers={"WWW-Authenticate": "Bearer"}
+    )
+
+
+def _unknown_link(link: str) -> JSONResponse:
+    problem = {
+        "type": "about:blank",
+        "title": "Not Found",
+        "status": 404,
+        "detail": f"unknown link {link!r}",
+    }
+    return JSONResponse(problem, status_code=404, media_type=PROBLEM)

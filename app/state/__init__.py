@@ -1,0 +1,1 @@
+"""The floor's state and its views: synchronous and free of I/O."""

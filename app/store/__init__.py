@@ -1,0 +1,1 @@
+"""Storage: the journal port and its adapters, the database, snapshots."""

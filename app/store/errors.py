@@ -1,0 +1,14 @@
+"""What the journal port raises, apart from its adapters (no driver loaded to catch them)."""
+
+
+class JournalUnavailable(Exception):
+    """The journal cannot be reached or a write failed: the service answers 503.
+
+    After a failed `append` the outcome is unknown: the connection may have broken after
+    PostgreSQL committed. The writer must not reuse the batch's seqs before it has read
+    `last()` again (and, for keyed entries, `lookup`) once the journal is back.
+    """
+
+
+class DuplicateEntry(Exception):
+    """A row's seq or idem_key is already in the journal; nothing of the batch was written."""

@@ -1,0 +1,14 @@
+"""What the writer refuses a request with; app/api/problems.py maps each to its status."""
+
+
+class Conflict(Exception):
+    """Same (table, round, kind) as an earlier event, with a different body (409)."""
+
+
+class Unavailable(Exception):
+    """The journal cannot be written: nothing was recorded (503)."""
+
+
+class Unrecorded(Exception):
+    """Applying an event failed past the core's checks (a bug): the state is back where
+    it was and nothing of the event was recorded (500)."""
