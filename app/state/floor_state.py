@@ -320,7 +320,7 @@ class Service:
 
     def _before(self, entry: Mapping[str, Any]) -> dict[str, Any]:
         link = self.floor.link(entry["link"])
-        index = _meter_index(link, entry["meter"])
+        index = self.floor.meter_index(link, entry["meter"])
         meter = link.meters[index]
         return {
             "value": format_money(link.display_values()[index]),
@@ -333,7 +333,7 @@ class Service:
         """Who, when, what, before, after, why: every operator action, from the journal."""
         assert before is not None
         link = self.floor.link(entry["link"])
-        index = _meter_index(link, entry["meter"])
+        index = self.floor.meter_index(link, entry["meter"])
         after = {
             "value": format_money(link.display_values()[index]),
             "seed": format_money(link.meters[index].next_seed or link.meters[index].seed),
@@ -414,13 +414,6 @@ def _version(entry: Mapping[str, Any]) -> int:
     if type(version) is not int or not 1 <= version <= SEMANTICS:
         raise ValueError(f"entry version {version!r} is not 1 to {SEMANTICS}")
     return version
-
-
-def _meter_index(link: Any, meter: str) -> int:
-    try:
-        return int(link.meter_index(meter))
-    except KeyError:
-        raise UnknownError(f"link {link.id!r} has no meter {meter!r}", ("meter",)) from None
 
 
 def _fixed_dealt_at(entry: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], int]:
