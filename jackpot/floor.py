@@ -30,6 +30,7 @@ from jackpot.link import Link
 from jackpot.money import RATE_SCALE
 from jackpot.records import (
     EXPIRED,
+    OPEN,
     SETTLED,
     VOID,
     AwardRecord,
@@ -56,10 +57,21 @@ __all__ = [
     "ExpireResult",
     "FinalizeResult",
     "Floor",
+    "check_awaits_outcome",
     "OutcomeResult",
     "Result",
     "VoidResult",
 ]
+
+
+def check_awaits_outcome(rnd: RoundRecord, timing: Timing) -> None:
+    """Only an open round takes an outcome: not a void, expired or settled one."""
+    if rnd.state == VOID:
+        raise StateConflictError(f"round {rnd.round!r} is void")
+    if rnd.state == EXPIRED:
+        raise expired_error(rnd, timing)
+    if rnd.state != OPEN:
+        raise StateConflictError(f"round {rnd.round!r} already has an outcome")
 
 
 class Floor(FloorRecords):
@@ -174,12 +186,7 @@ class Floor(FloorRecords):
     def record_outcome(self, cmd: RecordOutcome) -> OutcomeResult:
         now, timing = self.now, self.timing
         rnd = self.round(cmd.table, cmd.round)
-        if rnd.state == VOID:
-            raise StateConflictError(f"round {cmd.round!r} is void")
-        if rnd.state == EXPIRED:
-            raise expired_error(rnd, timing)
-        if rnd.state == SETTLED:
-            raise StateConflictError(f"round {cmd.round!r} already has an outcome")
+        check_awaits_outcome(rnd, timing)
         link = self.links[rnd.link] if rnd.link is not None else None
         for i, claim in enumerate(cmd.claims):
             self._check_claim(rnd, link, i, claim.box, claim.target, claim.dealt_at, claim.meter)
