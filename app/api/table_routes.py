@@ -10,7 +10,7 @@ from app.api.auth import Tokens
 from app.api.requests import Auth, RoundId, TableId, table_event, table_request
 from app.api.responses import JSONResponse
 from app.api.schemas import BetsRequest, OutcomeRequest, VoidRequest
-from app.state.floor_state import Service
+from app.state.floor_state import Service, idempotency_key
 from app.state.views import as_committed, meter_award, outcome_answer, round_view
 from app.writer.writer import Writer
 from jackpot.errors import UnknownError
@@ -66,7 +66,7 @@ async def archived_round(writer: Writer, table: str, round_id: str) -> dict[str,
     """A round no longer kept in memory: its events' first answers, from the journal."""
     view: dict[str, Any] = {"table": table, "round": round_id, "archived": True}
     for kind in ("bets", "outcome", "void"):
-        row = await writer.lookup(f"{table}|{round_id}|{kind}")
+        row = await writer.lookup(idempotency_key(table, round_id, kind))
         if row is not None and row.answer is not None:
             view[kind] = loads_exact(row.answer, f"the answer of journal entry {row.seq}")
     if "bets" not in view:

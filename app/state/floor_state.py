@@ -33,6 +33,11 @@ from tables.hands import BoxHand, DealerHand
 from tables.settle import FixedClaim, settle
 
 
+def idempotency_key(table: str, round_id: str, kind: str) -> str:
+    """The `idem_key` of a table's round event: unique in the journal (docs/journal.md)."""
+    return f"{table}|{round_id}|{kind}"
+
+
 @dataclass(frozen=True, slots=True)
 class TableConfig:
     id: str
@@ -233,7 +238,7 @@ class Service:
             for table, round_id in result.pruned:
                 self.extras.pop((table, round_id), None)
                 for event in ("bets", "outcome", "void"):
-                    self.idem.pop(f"{table}|{round_id}|{event}", None)
+                    self.idem.pop(idempotency_key(table, round_id, event), None)
         if entry["kind"] == "bets":
             self.extras[(entry["table"], entry["round"])] = RoundExtras(
                 boxes=list(entry["boxes"]), decisions=list(entry["decisions"]), draws=entry["draws"]
