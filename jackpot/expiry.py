@@ -13,9 +13,13 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Mapping
 
+from jackpot.commands import Expire
 from jackpot.config import Timing
 from jackpot.errors import StateConflictError
-from jackpot.records import OPEN, RoundRecord
+from jackpot.floor_records import FloorRecords
+from jackpot.money import Money
+from jackpot.records import EXPIRED, OPEN, Expiry, RoundRecord
+from jackpot.results import ExpireResult
 
 Rounds = Mapping[tuple[str, str], RoundRecord]
 
@@ -85,3 +89,40 @@ def expired_error(rnd: RoundRecord, timing: Timing) -> StateConflictError:
         f"({timing.expire_after_ms} ms) with no outcome, so it no longer holds the "
         "link's awards back and its outcome cannot be recorded; void it (rule 5.17)"
     )
+
+
+def expire(floor: FloorRecords, cmd: Expire) -> ExpireResult:
+    """The rounds leave the open set: they hold no award back, a later outcome is
+    refused, and they are pruned after retain_ms like a settled round. Their
+    contributions stay on the meters (they were on display, 4.5.1); a void still
+    reverses them, at the current position."""
+    records: list[RoundRecord] = []
+    seen: set[tuple[str, str]] = set()
+    for i, (table, round_id) in enumerate(cmd.rounds):
+        rnd = floor.round(table, round_id)
+        if rnd.state != OPEN or (table, round_id) in seen:
+            raise StateConflictError(
+                f"round {round_id!r} at table {table!r} is {rnd.state}, not open",
+                ("rounds", i),
+            )
+        records.append(rnd)
+        seen.add((table, round_id))
+    for rnd in records:
+        rnd.state = EXPIRED
+        if rnd.link is not None:
+            floor.links[rnd.link].open_rounds.pop((rnd.table, rnd.round), None)
+        floor.done.append((floor.now, rnd.table, rnd.round))
+        floor.expired[rnd.table] = floor.expired.get(rnd.table, 0) + 1
+        boxes = [b for b in rnd.boxes.values() if not b.voided]
+        floor.recent_expired.append(
+            Expiry(
+                rnd.table,
+                rnd.round,
+                rnd.link,
+                rnd.closed_at,
+                floor.now,
+                Money(sum(b.contribution for b in boxes)),
+                Money(sum(b.reserve for b in boxes)),
+            )
+        )
+    return ExpireResult(tuple(records))

@@ -1,15 +1,16 @@
 """The floor: every link's meters and timeline, every round, applied one command at a time.
 
 The service's single writer owns one Floor and calls `apply` in journal order; replaying
-the same commands gives the same state (see `jackpot.snapshot`).
+the same commands gives the same state (see `jackpot.snapshot`). What it holds is
+`jackpot.floor_records`; bets and outcomes are applied here, the other commands in
+`jackpot.voids`, `jackpot.watermark`, `jackpot.expiry` and `jackpot.operator_changes`.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+from jackpot import expiry, operator_changes, voids, watermark
 from jackpot.commands import (
     CloseBets,
     Command,
@@ -22,119 +23,62 @@ from jackpot.commands import (
     VoidRound,
 )
 from jackpot.config import LinkConfig, Timing
-from jackpot.errors import (
-    ClockSkewError,
-    InvalidCommandError,
-    StaleRoundError,
-    StateConflictError,
-    UnknownError,
-)
+from jackpot.errors import ClockSkewError, InvalidCommandError, StaleRoundError, StateConflictError
 from jackpot.expiry import OpenRounds, expired_error
-from jackpot.link import (
-    IN_RETURN,
-    Link,
-    applied_contribution,
-    apply_event,
-    give_back,
-    own_reversals,
-    reverse_contribution,
-    withhold,
-)
-from jackpot.money import RATE_SCALE, Money, format_money
+from jackpot.floor_records import RECENT_EXPIRED, FloorRecords
+from jackpot.link import Link
+from jackpot.money import RATE_SCALE
 from jackpot.records import (
     EXPIRED,
-    FINAL,
     OPEN,
-    PENDING,
     SETTLED,
     VOID,
     AwardRecord,
     BoxRecord,
     CorrectionRecord,
-    Expiry,
     FixedRecord,
-    PastFixed,
     ResetRecord,
     RoundRecord,
     SeedChange,
 )
-from jackpot.timeline import CONTRIBUTION, RESET, RETURN, REVERSAL, WIN, Event
-
-
-@dataclass(frozen=True, slots=True)
-class BetsResult:
-    round: RoundRecord
-
-
-@dataclass(frozen=True, slots=True)
-class OutcomeResult:
-    round: RoundRecord
-    awards: tuple[AwardRecord, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class VoidResult:
-    round: RoundRecord
-    reversed: tuple[tuple[int, int], ...]  # (box, contribution reversed: meter + reserve)
-    cancelled: tuple[str, ...]  # pending meter awards voided (paid to nobody)
-
-
-@dataclass(frozen=True, slots=True)
-class FinalizeResult:
-    finalized: tuple[AwardRecord | ResetRecord, ...]
-    stale: tuple[RoundRecord, ...]  # rounds that just passed round_timeout
-    pruned: tuple[tuple[str, str], ...] = ()  # settled rounds no longer kept in memory
-    reversed: tuple[str, ...] = ()  # "table/round/box": voided contributions now reversed
-    # Voided awards that took their amount at their place, paid to nobody (DESIGN.md,
-    # voids), and the awards whose amount just returned to the meter at the void's position.
-    withheld: tuple[AwardRecord, ...] = ()
-    returned: tuple[str, ...] = ()
-
-
-RECENT_EXPIRED = 1_000  # expirations a floor remembers in detail
-
-
-@dataclass(frozen=True, slots=True)
-class ExpireResult:
-    rounds: tuple[RoundRecord, ...]
-
-
-Result = (
-    BetsResult
-    | OutcomeResult
-    | VoidResult
-    | FinalizeResult
-    | ExpireResult
-    | SeedChange
-    | ResetRecord
-    | CorrectionRecord
+from jackpot.results import (
+    BetsResult,
+    ExpireResult,
+    FinalizeResult,
+    OutcomeResult,
+    Result,
+    VoidResult,
 )
+from jackpot.timeline import CONTRIBUTION, WIN, Event
+
+__all__ = [
+    "RECENT_EXPIRED",
+    "BetsResult",
+    "ExpireResult",
+    "FinalizeResult",
+    "Floor",
+    "check_awaits_outcome",
+    "OutcomeResult",
+    "Result",
+    "VoidResult",
+]
 
 
-class Floor:
+def check_awaits_outcome(rnd: RoundRecord, timing: Timing) -> None:
+    """Only an open round takes an outcome: not a void, expired or settled one."""
+    if rnd.state == VOID:
+        raise StateConflictError(f"round {rnd.round!r} is void")
+    if rnd.state == EXPIRED:
+        raise expired_error(rnd, timing)
+    if rnd.state != OPEN:
+        raise StateConflictError(f"round {rnd.round!r} already has an outcome")
+
+
+class Floor(FloorRecords):
     def __init__(
         self, links: Sequence[LinkConfig], timing: Timing, retain_ms: int = 900_000
     ) -> None:
-        self.timing = timing
-        # A round is kept this long after it is settled (no pending award) or void, then
-        # pruned from memory: the journal keeps it, and the state stays small however long
-        # the server runs. Longer than round_timeout, so no event of it can still arrive
-        # but a retry (answered from the journal).
-        self.retain_ms = max(retain_ms, timing.round_timeout_ms + timing.hold_ms)
-        self.done: deque[tuple[int, str, str]] = deque()  # (settled at, table, round)
-        self.links: dict[str, Link] = {c.id: Link.new(c) for c in links}
-        self.rounds: dict[tuple[str, str], RoundRecord] = {}
-        self.awards: dict[str, AwardRecord] = {}
-        self.resets: dict[str, ResetRecord] = {}
-        self.seed_changes: list[SeedChange] = []
-        self.corrections: list[CorrectionRecord] = []
-        # The fixed awards of pruned rounds, in pruning order: like meter awards, every
-        # fixed award stays listed (a pruned round can no longer be voided: they are final).
-        self.past_fixed: list[PastFixed] = []
-        self.now = -(2**62)  # the latest server time seen: never goes back
-        self.expired: dict[str, int] = {}  # table -> rounds expired there, ever
-        # The latest expirations, for the reconciliation's list (the count above is exact).
-        self.recent_expired: deque[Expiry] = deque(maxlen=RECENT_EXPIRED)
+        super().__init__(links, timing, retain_ms)
         self._open: OpenRounds | None = None  # derived: built from `rounds` when first asked
 
     # -- dispatch ------------------------------------------------------------------
@@ -169,20 +113,6 @@ class Floor:
         if isinstance(command, Correct):
             return self.correct(command)
         return self.reset_meter(command)
-
-    def link(self, link: str) -> Link:
-        try:
-            return self.links[link]
-        except KeyError:
-            raise UnknownError(f"no link {link!r}", ("link",)) from None
-
-    def round(self, table: str, round_id: str) -> RoundRecord:
-        try:
-            return self.rounds[(table, round_id)]
-        except KeyError:
-            raise UnknownError(
-                f"no bets were recorded for round {round_id!r} at table {table!r}"
-            ) from None
 
     # -- bets ------------------------------------------------------------------------
 
@@ -256,12 +186,7 @@ class Floor:
     def record_outcome(self, cmd: RecordOutcome) -> OutcomeResult:
         now, timing = self.now, self.timing
         rnd = self.round(cmd.table, cmd.round)
-        if rnd.state == VOID:
-            raise StateConflictError(f"round {cmd.round!r} is void")
-        if rnd.state == EXPIRED:
-            raise expired_error(rnd, timing)
-        if rnd.state == SETTLED:
-            raise StateConflictError(f"round {cmd.round!r} already has an outcome")
+        check_awaits_outcome(rnd, timing)
         link = self.links[rnd.link] if rnd.link is not None else None
         for i, claim in enumerate(cmd.claims):
             self._check_claim(rnd, link, i, claim.box, claim.target, claim.dealt_at, claim.meter)
@@ -337,249 +262,27 @@ class Floor:
         except KeyError:
             raise InvalidCommandError(f"link {link.id!r} has no meter {meter!r}", loc) from None
 
-    # -- void ------------------------------------------------------------------------
+    # -- the other commands ----------------------------------------------------------
 
     def void_round(self, cmd: VoidRound) -> VoidResult:
-        rnd = self.round(cmd.table, cmd.round)
-        if rnd.state == VOID:
-            raise StateConflictError(f"round {cmd.round!r} is already void")
-        boxes = sorted(rnd.boxes) if cmd.boxes is None else list(dict.fromkeys(cmd.boxes))
-        for i, box in enumerate(boxes):
-            if box not in rnd.boxes:
-                raise InvalidCommandError(f"round {cmd.round!r} has no box {box}", ("boxes", i))
-        voided = set(boxes)
-        for award_id in rnd.awards:
-            award = self.awards[award_id]
-            if award.box in voided and award.state == FINAL:
-                # DESIGN.md: a final major award cannot be voided; that is an audited
-                # operator correction (5.24).
-                raise StateConflictError(
-                    f"the {award.hand} award of box {award.box} is already final: "
-                    "ask a supervisor for a correction (rule 5.24)"
-                )
-        link = self.links[rnd.link] if rnd.link is not None else None
-        reversed_: list[tuple[int, int]] = []
-        cancelled: list[str] = []
-        for box in boxes:
-            record = rnd.boxes[box]
-            if record.voided:
-                continue
-            record.voided = True
-            if record.contributions and rnd.event is not None and link is not None:
-                reversed_.append((box, record.contribution + record.reserve))
-                self._reverse(link, rnd, box, cmd.version)
-        for award_id in rnd.awards:
-            award = self.awards[award_id]
-            if award.box in voided and award.state == PENDING and link is not None:
-                self._withhold(link, award, cmd.version)
-                cancelled.append(award_id)
-        for fixed in rnd.fixed:
-            if fixed.award.box in voided or fixed.award.for_box in voided:
-                fixed.voided = True
-        whole = all(b.voided for b in rnd.boxes.values())
-        if whole:
-            rnd.state, rnd.void_reason = VOID, cmd.reason
-            self.done.append((self.now, rnd.table, rnd.round))
-        if link is not None and (
-            whole or not any(b.contributions and not b.voided for b in rnd.boxes.values())
-        ):
-            link.open_rounds.pop((rnd.table, rnd.round), None)
-        return VoidResult(rnd, tuple(reversed_), tuple(cancelled))
-
-    def _reverse(self, link: Link, rnd: RoundRecord, box: int, version: int) -> None:
-        """Take one box's contribution back, at the current position (DESIGN.md, voids).
-
-        No award dealt before the void changes, pending or final (5.20, 4.5.1): the
-        reversal is an event at `now` on the timeline, after every event before it, and
-        takes effect when the watermark passes it. A contribution that stands after that
-        position (closed_at ahead of the server's clock) is simply taken out of its event.
-        """
-        event, amounts = rnd.event, rnd.boxes[box].contributions
-        assert event is not None
-        timeline = link.timeline
-        at = max(self.now, timeline.watermark)
-        if event.applied is None and (version < 2 or event.time > at):
-            timeline.take(event, amounts)  # version 1: out of the pending event, in event time
-            return
-        if version >= 2:
-            key = timeline.key(at, REVERSAL, rnd.table, box)
-            reversal = Event(key, amounts, award=f"{rnd.table}/{rnd.round}/{box}", source=event)
-            timeline.push(reversal)
-            return
-        # Version 1, already final: out of the final meter at once.
-        assert event.applied is not None
-        applied = []
-        for meter, (m_in, r_in), (m, r) in zip(link.meters, event.applied, amounts, strict=True):
-            from_meter = min(m, m_in)
-            from_reserve = r + m - from_meter
-            meter.reverse(
-                from_meter, from_reserve, in_meter=event.key > meter.reset_key, gross=False
-            )
-            applied.append((m_in - from_meter, r_in - from_reserve))
-        event.applied = tuple(applied)
-
-    def _withhold(self, link: Link, award: AwardRecord, version: int) -> None:
-        """A voided box's pending award is paid to nobody, at the current position.
-
-        It keeps its place on the timeline, so that no award dealt before the void changes
-        (5.20; 4.5.1: each winner takes the value that follows the one before): there it
-        takes its amount (a 100 % award resets the meter, its own amount funding the seed
-        first), and a RETURN event at the void's position gives the rest back to the
-        meter (`Meter.withhold`). One that
-        stands after that position (dealt_at ahead of the server's clock), and any voided
-        by an entry of version 1, simply leaves the timeline.
-        """
-        award.state = VOID
-        timeline = link.timeline
-        at = max(self.now, timeline.watermark)
-        if version < 2 or award.event.time > at:
-            timeline.cancel(award.event)
-            return
-        key = timeline.key(at, RETURN, award.table, award.box)
-        timeline.push(Event(key, award=award.id, meter=award.event.meter, source=award.event))
-
-    # -- the watermark ---------------------------------------------------------------
+        return voids.void_round(self, cmd)
 
     def finalize(self) -> FinalizeResult:
-        now, timing = self.now, self.timing
-        finalized: list[AwardRecord | ResetRecord] = []
-        reversed_: list[str] = []
-        withheld: list[AwardRecord] = []
-        returned: list[str] = []
-        stale: list[RoundRecord] = []
-        timeout = timing.round_timeout_ms
-        for link in self.links.values():
-            if now >= link.stale_check_at:
-                next_check = 2**62
-                for key, effective_at in link.open_rounds.items():
-                    rnd = self.rounds[key]
-                    if rnd.stale:
-                        continue
-                    if now - effective_at > timeout:
-                        rnd.stale = True  # flagged to operators; it no longer holds others
-                        stale.append(rnd)
-                    else:
-                        next_check = min(next_check, effective_at + timeout + 1)
-                link.stale_check_at = next_check
-            order = 0
-            for event in link.timeline.pop_until(link.watermark_at(now, timing)):
-                if event.kind == CONTRIBUTION:
-                    event.applied = applied_contribution(link.meters, event)
-                    continue
-                if event.kind == REVERSAL:
-                    reverse_contribution(link.meters, event)
-                    assert event.award is not None
-                    reversed_.append(event.award)
-                    continue
-                if event.kind == RETURN:
-                    give_back(link.meters, event)
-                    assert event.award is not None
-                    returned.append(event.award)
-                    continue
-                meter = link.meters[event.meter]
-                value_before = meter.value
-                if event.kind == WIN and self.awards[str(event.award)].state == VOID:
-                    if event.share == RATE_SCALE:
-                        heap = (e for _, e in link.timeline.heap if not e.cancelled)
-                        for reversal in own_reversals(heap, event, link.meters):
-                            reversal.share = IN_RETURN
-                    withheld.append(self._withheld(link, event, value_before))
-                    if event.share == RATE_SCALE:
-                        meter.reset_key = event.key  # as for a win (jackpot.link.withhold)
-                    continue
-                result = apply_event(link.meters, event)
-                assert result is not None and event.award is not None
-                if event.kind == RESET:
-                    meter.reset_key = event.key
-                    reset = self.resets[event.award]
-                    reset.state, reset.finalized_at = FINAL, now
-                    reset.value_before, reset.funding = value_before, result[1]
-                    finalized.append(reset)
-                    continue
-                if event.share == RATE_SCALE:
-                    meter.reset_key = event.key
-                order += 1
-                link.sequence += 1
-                award = self.awards[event.award]
-                award.state, award.amount, award.funding = FINAL, result[0], result[1]
-                award.meter_value = value_before
-                award.order, award.sequence, award.finalized_at = order, link.sequence, now
-                finalized.append(award)
-        for record in finalized:
-            if isinstance(record, AwardRecord):
-                self.done.append((now, record.table, record.round))
-        return FinalizeResult(
-            tuple(finalized),
-            tuple(stale),
-            self._prune(),
-            tuple(reversed_),
-            tuple(withheld),
-            tuple(returned),
-        )
-
-    def _withheld(self, link: Link, event: Event, value_before: Money) -> AwardRecord:
-        """A voided award at its place (`_withhold`): it takes its amount for nobody."""
-        amount, funding, held = withhold(link.meters, event)
-        event.applied = ((amount, held),)  # for its RETURN (jackpot.link.give_back)
-        award = self.awards[str(event.award)]
-        award.amount, award.funding, award.meter_value = amount, funding, value_before
-        award.finalized_at = self.now
-        return award
-
-    def _prune(self) -> tuple[tuple[str, str], ...]:
-        """Drop rounds settled or void more than retain_ms ago (their awards stay)."""
-        pruned = []
-        while self.done and self.done[0][0] < self.now - self.retain_ms:
-            _, table, round_id = self.done.popleft()
-            rnd = self.rounds.get((table, round_id))
-            if rnd is None or rnd.state == OPEN:
-                continue
-            if any(self.awards[a].state == PENDING for a in rnd.awards):
-                continue  # pushed again when its awards become final
-            del self.rounds[(table, round_id)]
-            self.past_fixed += [
-                PastFixed(table, round_id, rnd.link, f.award, f.voided) for f in rnd.fixed
-            ]
-            pruned.append((table, round_id))
-        return tuple(pruned)
-
-    # -- expiry (jackpot/expiry.py) ---------------------------------------------------
+        return watermark.finalize(self)
 
     def expire(self, cmd: Expire) -> ExpireResult:
-        """The rounds leave the open set: they hold no award back, a later outcome is
-        refused, and they are pruned after retain_ms like a settled round. Their
-        contributions stay on the meters (they were on display, 4.5.1); a void still
-        reverses them, at the current position."""
-        records: list[RoundRecord] = []
-        seen: set[tuple[str, str]] = set()
-        for i, (table, round_id) in enumerate(cmd.rounds):
-            rnd = self.round(table, round_id)
-            if rnd.state != OPEN or (table, round_id) in seen:
-                raise StateConflictError(
-                    f"round {round_id!r} at table {table!r} is {rnd.state}, not open",
-                    ("rounds", i),
-                )
-            records.append(rnd)
-            seen.add((table, round_id))
-        for rnd in records:
-            rnd.state = EXPIRED
-            if rnd.link is not None:
-                self.links[rnd.link].open_rounds.pop((rnd.table, rnd.round), None)
-            self.done.append((self.now, rnd.table, rnd.round))
-            self.expired[rnd.table] = self.expired.get(rnd.table, 0) + 1
-            boxes = [b for b in rnd.boxes.values() if not b.voided]
-            self.recent_expired.append(
-                Expiry(
-                    rnd.table,
-                    rnd.round,
-                    rnd.link,
-                    rnd.closed_at,
-                    self.now,
-                    Money(sum(b.contribution for b in boxes)),
-                    Money(sum(b.reserve for b in boxes)),
-                )
-            )
-        return ExpireResult(tuple(records))
+        return expiry.expire(self, cmd)
+
+    def set_seed(self, cmd: SetSeed) -> SeedChange:
+        return operator_changes.set_seed(self, cmd)
+
+    def reset_meter(self, cmd: ResetMeter) -> ResetRecord:
+        return operator_changes.reset_meter(self, cmd)
+
+    def correct(self, cmd: Correct) -> CorrectionRecord:
+        return operator_changes.correct(self, cmd)
+
+    # -- open rounds (jackpot/expiry.py) ---------------------------------------------
 
     def open_index(self) -> OpenRounds:
         if self._open is None:
@@ -598,150 +301,3 @@ class Floor:
     def open_count(self, table: str, at_least: int = 0) -> int:
         """The table's open rounds (exact once the count reaches `at_least`)."""
         return self.open_index().count(self.rounds, table, at_least)
-
-    def due_at(self) -> int | None:
-        """When the next pending award or reset could become final (server time)."""
-        dues = [d for link in self.links.values() if (d := link.due_at(self.timing)) is not None]
-        return min(dues) if dues else None
-
-    # -- operators -------------------------------------------------------------------
-
-    def check_change(self, cmd: SetSeed | Correct) -> None:
-        """Refuse, changing nothing, a seed or a correction that the meter's bounds forbid
-        now (dual control checks a proposal so; applying it checks again)."""
-        link = self.link(cmd.link)
-        meter = link.meters[self._meter(link, cmd.meter)]
-        ceiling = meter.config.ceiling
-        if isinstance(cmd, SetSeed):
-            # The floor file's bound (app/floor.py): a reset never takes the meter beyond
-            # its ceiling, beyond which contributions go to the reserve (API.md).
-            if ceiling is not None and cmd.seed > ceiling:
-                raise InvalidCommandError(
-                    f"seed {format_money(cmd.seed)} is above the meter's ceiling "
-                    f"{format_money(ceiling)}",
-                    ("seed",),
-                )
-        elif cmd.kind == "adjust":
-            if meter.value + cmd.amount < 0:
-                raise InvalidCommandError(
-                    "a correction cannot take a meter below zero", ("amount",)
-                )
-            if ceiling is not None and cmd.amount > 0 and meter.value + cmd.amount > ceiling:
-                raise InvalidCommandError(
-                    f"the correction would take the meter to "
-                    f"{format_money(meter.value + cmd.amount)}, above its ceiling "
-                    f"{format_money(ceiling)}",
-                    ("amount",),
-                )
-        elif cmd.kind == "hand_paid" and cmd.amount <= 0:
-            raise InvalidCommandError("the amount paid must be above zero", ("amount",))
-
-    def set_seed(self, cmd: SetSeed) -> SeedChange:
-        self.check_change(cmd)
-        link = self.link(cmd.link)
-        meter = link.meters[self._meter(link, cmd.meter)]
-        before = meter.next_seed if meter.next_seed is not None else meter.seed
-        meter.next_seed = cmd.seed  # takes effect at the meter's next reset (API.md)
-        change = SeedChange(link.id, cmd.meter, before, cmd.seed, self.now, cmd.by, cmd.reason)
-        self.seed_changes.append(change)
-        return change
-
-    def reset_meter(self, cmd: ResetMeter) -> ResetRecord:
-        link = self.link(cmd.link)
-        index = self._meter(link, cmd.meter)
-        reset_id = f"reset/{link.id}/{cmd.meter}/{len(self.resets) + 1}"
-        # The reset stands at `now` on the timeline: contributions and wins with an
-        # earlier event time still arriving within the hold come before it.
-        event = Event(link.timeline.key(self.now, RESET, "", 0), award=reset_id, meter=index)
-        record = ResetRecord(reset_id, link.id, cmd.meter, self.now, cmd.by, cmd.reason, event)
-        self.resets[reset_id] = record
-        link.timeline.push(event)
-        return record
-
-    def correct(self, cmd: Correct) -> CorrectionRecord:
-        link = self.link(cmd.link)
-        meter = link.meters[self._meter(link, cmd.meter)]
-        before = meter.value
-        self.check_change(cmd)
-        if cmd.kind == "adjust":
-            meter.correct(cmd.amount)
-        elif cmd.kind == "hand_paid":
-            meter.pay(cmd.amount, reset=cmd.reset)
-            meter.reset_key = max(meter.reset_key, link.timeline.key(self.now, RESET, "", 0))
-        elif cmd.kind == "void_round":
-            self._void_final(cmd)
-        else:
-            raise InvalidCommandError(f"unknown correction {cmd.kind!r}", ("kind",))
-        record = CorrectionRecord(
-            id=f"correction/{len(self.corrections) + 1}",
-            kind=cmd.kind,
-            link=link.id,
-            meter=cmd.meter,
-            amount=cmd.amount,
-            value_before=before,
-            value_after=meter.value,
-            at=self.now,
-            by=cmd.by,
-            reason=cmd.reason,
-            table=cmd.table,
-            round=cmd.round,
-        )
-        self.corrections.append(record)
-        return record
-
-    def _void_final(self, cmd: Correct) -> None:
-        """5.24: void a round whose award is final; its awards stand (they were paid)."""
-        if cmd.table is None or cmd.round is None:
-            raise InvalidCommandError("void_round needs the table and the round", ("round",))
-        rnd = self.round(cmd.table, cmd.round)
-        if rnd.state == VOID:
-            raise StateConflictError(f"round {cmd.round!r} is already void")
-        link = self.links[rnd.link] if rnd.link is not None else None
-        for record in rnd.boxes.values():
-            if not record.voided and record.contributions and rnd.event is not None and link:
-                self._reverse(link, rnd, record.box, cmd.version)
-            record.voided = True
-        for award_id in rnd.awards:
-            award = self.awards[award_id]
-            if award.state == PENDING and link is not None:
-                self._withhold(link, award, cmd.version)
-        for fixed in rnd.fixed:
-            fixed.voided = True
-        rnd.state, rnd.void_reason = VOID, cmd.reason
-        self.done.append((self.now, rnd.table, rnd.round))
-        if link is not None:
-            link.open_rounds.pop((rnd.table, rnd.round), None)
-
-    def _meter(self, link: Link, meter: str) -> int:
-        try:
-            return link.meter_index(meter)
-        except KeyError:
-            raise UnknownError(f"link {link.id!r} has no meter {meter!r}", ("meter",)) from None
-
-    # -- views -----------------------------------------------------------------------
-
-    def display_values(self, link: str) -> list[tuple[str, Money]]:
-        state = self.link(link)
-        values = state.display_values()
-        return [(m.id, v) for m, v in zip(state.config.meters, values, strict=True)]
-
-    def pending_count(self, link: str) -> int:
-        """Meter awards and operator resets pending, not counting voided awards (paid to
-        nobody, 5.20) still waiting for their place; without sorting the timeline."""
-        timeline = self.link(link).timeline
-        if not timeline.pending_reversals:
-            return timeline.pending_awards  # a voided award's RETURN outlasts its WIN
-        voided = sum(
-            1
-            for _, e in timeline.heap
-            if e.kind == WIN and not e.cancelled and self.awards[str(e.award)].state == VOID
-        )
-        return timeline.pending_awards - voided
-
-    def pending_awards(self, link: str) -> list[AwardRecord]:
-        # A voided award still waiting for its place is pending for nobody.
-        return [
-            self.awards[e.award]
-            for e in self.link(link).timeline.pending()
-            if e.kind == WIN and e.award is not None and self.awards[e.award].state == PENDING
-        ]

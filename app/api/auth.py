@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from app.api.problems import AuthError
-from app.config.floor_file import Floor
+from app.config.floor_file import Floor, token_hash
 
 
 @dataclass(frozen=True, slots=True)
 class Principal:
     kind: str  # "table", "operator" or "supervisor"
     name: str  # the table id, or the operator's name
-
-
-def token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ import orjson
 from app.state.floor_state import FloorConfig, Service
 from app.state.timefmt import format_time
 from app.store.errors import JournalUnavailable
-from app.store.journal import Journal, PostgresJournal, read_only_journal, unpack_bytes
+from app.store.journal import GENESIS, Journal, PostgresJournal, read_only_journal, unpack_bytes
 from app.store.snapshots import load_service, run_aside
 from jackpot.floor import Floor
 from jackpot.money import format_exact, format_money
@@ -43,8 +43,7 @@ COLUMNS = (
     "awards_withheld", "awards_returned", "seed_from_reserve", "seed_from_house", "house_cover",
     "reset_to_reserve", "corrections", "closing_value", "closing_reserve", "balanced",
 )  # fmt: skip
-GENESIS = "0" * 64
-UNBOUNDED = 2**61  # `from`/`to` beyond this are no bound (app/api/routes.py `time_range`)
+UNBOUNDED = 2**61  # `from`/`to` beyond this are no bound (app/api/requests.py `time_range`)
 
 
 def _ledgers(service: Service) -> dict[tuple[str, str], Ledger]:

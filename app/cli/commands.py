@@ -12,7 +12,10 @@ from pathlib import Path
 
 import uvicorn
 
-from app.cli import operators, simulate
+from app.cli.operators import add_parsers as add_operator_parsers
+from app.cli.operators import run as run_operator_command
+from app.cli.simulate import add_parser as add_simulate_parser
+from app.cli.simulate import run as run_simulate
 from app.config.demo import DEMO_FLOOR
 
 # The cyclic collector's thresholds. With the defaults it walks the long-lived state
@@ -53,13 +56,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     demo.add_argument("--rate", type=float, default=0.5, help="rounds per second per table")
     add_audit_parsers(sub)
-    operators.add_parsers(sub)
-    simulate.add_parser(sub)
+    add_operator_parsers(sub)
+    add_simulate_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "serve":
         return serve_command(args)
     if args.command == "simulate":
-        return simulate.run(args)
+        return run_simulate(args)
     if args.command == "demo":
         return demo_command(args)
     if args.command == "verify":
@@ -70,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         from app.audit.export import main_export
 
         return main_export(args)
-    code = operators.run(args)
+    code = run_operator_command(args)
     return 2 if code is None else code
 
 

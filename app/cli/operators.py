@@ -9,153 +9,21 @@ answers are parsed with `parse_float=Decimal` and never turned into floats.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import re
 import sys
 import tomllib
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from decimal import Decimal
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from app.cli.printing import cell, fields, out, table
+from app.cli.server_api import Api, Failed, loads
 from app.config.demo import DEMO_FLOOR
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 REPORT_PATH = "/v1/reports/reconciliation"
-_NUMBER = re.compile(r"-?\d+(\.\d+)?")
-
-
-class Failed(Exception):
-    """The command cannot go on: `message` for stderr, `code` the exit status."""
-
-    def __init__(self, message: str, code: int = 1) -> None:
-        super().__init__(message)
-        self.message, self.code = message, code
-
-
-# -- talking to the server -------------------------------------------------------------
-
-
-class Api:
-    """One httpx client on `--url`; the token goes in a header and nowhere else."""
-
-    def __init__(self, url: str, token: str | None, timeout: float = 30.0) -> None:
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self.url, self.has_token = url, bool(token)
-        self.client = httpx.Client(base_url=url, headers=headers, timeout=timeout)
-
-    def call(
-        self,
-        method: str,
-        path: str,
-        *,
-        body: Mapping[str, Any] | None = None,
-        params: Mapping[str, str | int | None] | None = None,
-        missing: str | None = None,
-    ) -> httpx.Response:
-        """The answer of a 2xx; otherwise `Failed` with the problem+json spelled out.
-
-        `missing`, when given, is the message for a 404 that means the route itself is
-        not on this server (an older server), rather than an unknown link or meter.
-        """
-        query = {k: v for k, v in (params or {}).items() if v is not None}
-        try:
-            answer = self.client.request(method, path, json=body, params=query)
-        except httpx.ConnectError:
-            raise Failed(
-                f"cannot reach the jackpot server at {self.url} (is it running?)", 2
-            ) from None
-        except httpx.TransportError as error:
-            raise Failed(f"no answer from the jackpot server at {self.url}: {error}", 2) from None
-        if answer.is_success:
-            return answer
-        if answer.status_code == 404 and missing is not None:
-            raise Failed(missing)
-        raise Failed(self.problem(answer))
-
-    def problem(self, answer: httpx.Response) -> str:
-        """problem+json (RFC 9457) as lines: title, detail, then each `loc: msg`."""
-        try:
-            data = loads(answer.text)
-        except ValueError:
-            data = None
-        if not isinstance(data, dict):
-            return f"HTTP {answer.status_code}: {answer.text.strip()[:500]}"
-        title = data.get("title") or answer.reason_phrase
-        lines = [f"HTTP {answer.status_code} {title}"]
-        detail = str(data.get("detail") or "")
-        problems = [
-            (".".join(str(part) for part in e.get("loc", [])), str(e.get("msg", "")))
-            for e in data.get("errors") or []
-            if isinstance(e, dict)
-        ]
-        # A 422's detail often repeats its errors: say each thing once.
-        repeated = bool(problems) and all(msg in detail for _, msg in problems)
-        if detail and detail != title and not repeated:
-            lines[0] += f": {detail}"
-        lines += [f"  {loc}: {msg}" for loc, msg in problems]
-        if answer.status_code == 401 and not self.has_token:
-            lines.append("  (no token: pass --token or set JACKPOT_TOKEN)")
-        return "\n".join(lines)
-
-    def close(self) -> None:
-        self.client.close()
-
-
-def loads(text: str) -> Any:
-    """JSON with any number that has a fraction kept as Decimal (money is never a float)."""
-    return json.loads(text, parse_float=Decimal)
-
-
-# -- printing --------------------------------------------------------------------------
-
-
-def cell(value: Any) -> str:
-    if value is None or value == "" or value == []:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, Mapping):
-        return " ".join(f"{k}={cell(v)}" for k, v in value.items())
-    if isinstance(value, list | tuple):
-        return ",".join(cell(v) for v in value)
-    return str(value)
-
-
-def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    """Plain aligned columns: numbers (money, counts) right-aligned, text left-aligned.
-
-    A column of numbers (a "-" for none counts as one) has its header on the right too;
-    in a mixed column (the report's, one per meter) each cell keeps its own side.
-    """
-    text = [[cell(v) for v in row] for row in rows]
-    widths = [max([len(h), *(len(r[i]) for r in text)]) for i, h in enumerate(headers)]
-    numeric = [
-        bool(text) and all(r[i] == "-" or _NUMBER.fullmatch(r[i]) for r in text)
-        for i in range(len(headers))
-    ]
-
-    def line(values: Sequence[str], numbers: bool) -> str:
-        parts = [
-            v.rjust(w) if right or (numbers and _NUMBER.fullmatch(v)) else v.ljust(w)
-            for v, w, right in zip(values, widths, numeric, strict=True)
-        ]
-        return "  ".join(parts).rstrip()
-
-    return "\n".join([line(headers, False), *(line(r, True) for r in text)])
-
-
-def fields(data: Mapping[str, Any]) -> str:
-    """One `key: value` line per field of an answer, keys aligned."""
-    width = max((len(k) for k in data), default=0)
-    return "\n".join(f"{k.ljust(width)}  {cell(v)}" for k, v in data.items())
-
-
-def out(text: str) -> None:
-    print(text, flush=True)
 
 
 # -- commands --------------------------------------------------------------------------

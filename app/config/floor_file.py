@@ -45,7 +45,7 @@ class FloorError(Exception):
         super().__init__(f"floor configuration {source}: {count}\n" + "\n".join(self.problems))
 
 
-def sha256_hex(token: str) -> str:
+def token_hash(token: str) -> str:
     """What the floor file stores for a bearer token (tokens are never stored in clear)."""
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 

@@ -37,10 +37,11 @@ import asyncio
 import json
 import logging
 import time
-from collections import deque
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from collections.abc import Mapping, Sequence
+
+from app.display.backend import Backend, Feed, MemoryBackend, Role
+from app.display.link_state import STATUSES, WIN_STATES, LinkState, Message, encode
+from app.display.subscription import SlowConsumer, Subscription
 
 __all__ = [
     "Backend",
@@ -53,230 +54,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("jackpot.broadcast")
-
-Role = Literal["writer", "display"]
-Message = dict[str, object]
-RECENT_WINS = 25
-STATUSES = ("ok", "degraded")
-WIN_STATES = ("pending", "final", "void")
-
-
-def encode(message: Mapping[str, object]) -> str:
-    """The one serialisation of a message: compact, key order as built."""
-    return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
-
-
-class SlowConsumer(Exception):
-    """The subscriber fell `queue_size` messages behind and was dropped."""
-
-
-class Subscription:
-    """One display's bounded queue of serialised messages (an async iterator).
-
-    A deque and one waiter future rather than an asyncio.Queue: the fan-out to
-    thousands of displays is the broadcast's hot loop."""
-
-    __slots__ = ("link", "slow", "closed", "_queue", "_size", "_waiter", "_on_close", "_on_slow")
-
-    def __init__(self, link: str, size: int, on_close: Callable[[Subscription], None]) -> None:
-        self.link = link
-        self.slow = False
-        self.closed = False
-        self._queue: deque[str] = deque()
-        self._size = size
-        self._waiter: asyncio.Future[None] | None = None
-        self._on_close = on_close
-        self._on_slow: Callable[[], object] | None = None
-
-    def on_slow(self, callback: Callable[[], object]) -> None:
-        """Called once if the subscription is dropped for being slow (e.g. to cancel a
-        send stuck on a full socket)."""
-        self._on_slow = callback
-
-    def push(self, text: str) -> bool:
-        """Queue one message; False if the subscription is (now) closed."""
-        if self.closed:
-            return False
-        if len(self._queue) >= self._size:
-            self.slow = True
-            self.close()
-            if self._on_slow is not None:
-                self._on_slow()
-            return False
-        self._queue.append(text)
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-        return True
-
-    def close(self) -> None:
-        if self.closed:
-            return
-        self.closed = True
-        if self.slow:
-            self._queue.clear()  # stale now: the client will reconnect to a snapshot
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-        self._on_close(self)
-
-    def pending(self) -> int:
-        return len(self._queue)
-
-    def __aiter__(self) -> Subscription:
-        return self
-
-    async def __anext__(self) -> str:
-        while not self._queue:
-            if self.closed:
-                if self.slow:
-                    raise SlowConsumer(f"more than {self._size} messages behind")
-                raise StopAsyncIteration
-            self._waiter = asyncio.get_running_loop().create_future()
-            try:
-                await self._waiter
-            finally:
-                self._waiter = None
-        return self._queue.popleft()
-
-
-class Feed(Protocol):
-    """What a backend calls on its Broadcaster."""
-
-    def link_ids(self) -> list[str]: ...
-
-    def state_text(self, link: str) -> str | None: ...
-
-    def receive(self, link: str, text: str) -> bool: ...
-
-    def restore(self, link: str, text: str) -> None: ...
-
-    def feed_lost(self, detail: str) -> None: ...
-
-
-class Backend(Protocol):
-    """Carries the writer's messages to the other processes (if any)."""
-
-    role: Role
-
-    async def start(self, feed: Feed) -> None: ...
-
-    async def stop(self) -> None: ...
-
-    def publish(self, link: str, text: str | None) -> None:
-        """Writer role: ship one message (None: only the stored state changed).
-
-        Must never block or raise: failures are counted and dropped."""
-        ...
-
-    def request_resync(self, link: str) -> None:
-        """Display role: re-read the link's stored state when the feed looks stale."""
-        ...
-
-
-class MemoryBackend:
-    """In-process broadcast: the writer's messages only go to this process's displays."""
-
-    role: Role = "writer"
-
-    async def start(self, feed: Feed) -> None:
-        return None
-
-    async def stop(self) -> None:
-        return None
-
-    def publish(self, link: str, text: str | None) -> None:
-        return None
-
-    def request_resync(self, link: str) -> None:
-        return None
-
-
-@dataclass(slots=True)
-class _Link:
-    """What this process knows of one link, enough to build a snapshot."""
-
-    link: str
-    currency: str
-    names: dict[str, str]  # meter id -> display name, in display order
-    values: dict[str, str | None]
-    seq: int
-    status: str = "ok"
-    detail: str = ""
-    pending: dict[str, Message] = field(default_factory=dict)  # award_id -> win
-    recent: deque[Message] = field(default_factory=lambda: deque(maxlen=RECENT_WINS))
-    subscribers: set[Subscription] = field(default_factory=set)
-    dirty: dict[str, str] = field(default_factory=dict)  # writer: meters not yet sent
-    flush: asyncio.TimerHandle | None = None
-    snapshot: str | None = None  # cached serialised snapshot for the current seq
-    local_status: tuple[str, str] | None = None  # display role: our own feed is down
-    heard_at: float | None = None  # display role: loop time of the last writer message
-
-    def meter_list(self) -> list[Message]:
-        return [
-            {"meter": meter, "name": name, "value": self.values.get(meter)}
-            for meter, name in self.names.items()
-        ]
-
-    def snapshot_message(self) -> Message:
-        status, detail = self.local_status or (self.status, self.detail)
-        return {
-            "type": "snapshot",
-            "seq": self.seq,
-            "link": self.link,
-            "currency": self.currency,
-            "meters": self.meter_list(),
-            "status": status,
-            "detail": detail,
-            "pending": list(self.pending.values()),
-            "recent_wins": list(self.recent),
-        }
-
-    def apply(self, message: Mapping[str, object]) -> None:
-        """Fold one message into the state (both roles use this, so they agree)."""
-        kind = message["type"]
-        if kind == "meters":
-            for entry in _entries(message.get("meters")):
-                meter = str(entry["meter"])
-                self.names.setdefault(meter, str(entry.get("name", meter)))
-                value = entry.get("value")
-                self.values[meter] = None if value is None else str(value)
-        elif kind == "win":
-            win = {k: v for k, v in message.items() if k not in ("type", "seq", "link")}
-            award = str(win.get("award_id"))
-            if win.get("state") == "final":
-                # An award is listed once (DESIGN.md, Broadcast: final once): a second
-                # final for it (a restarted writer, say) replaces the first.
-                self.pending.pop(award, None)
-                if any(str(w.get("award_id")) == award for w in self.recent):
-                    kept = [w for w in self.recent if str(w.get("award_id")) != award]
-                    self.recent = deque(kept, maxlen=RECENT_WINS)
-                self.recent.appendleft(win)
-            elif win.get("state") == "void":
-                # DESIGN.md, the watermark: "jackpot pending" ends; nobody won it.
-                self.pending.pop(award, None)
-            else:
-                self.pending[award] = win
-        elif kind == "status":
-            self.status = str(message.get("status", "ok"))
-            self.detail = str(message.get("detail", ""))
-        elif kind == "snapshot":
-            self.currency = str(message.get("currency", self.currency))
-            self.names, self.values = {}, {}
-            self.apply({"type": "meters", "meters": message.get("meters")})
-            self.status = str(message.get("status", "ok"))
-            self.detail = str(message.get("detail", ""))
-            self.pending = {str(w["award_id"]): w for w in _entries(message.get("pending"))}
-            self.recent = deque(_entries(message.get("recent_wins")), maxlen=RECENT_WINS)
-        if "seq" in message:
-            self.seq = int(str(message["seq"]))
-        self.snapshot = None
-
-
-def _entries(value: object) -> list[Message]:
-    return (
-        [dict(item) for item in value if isinstance(item, dict)] if isinstance(value, list) else []
-    )
 
 
 class Broadcaster:
@@ -301,7 +78,7 @@ class Broadcaster:
             "slow_consumers": 0,  # subscriptions dropped because their queue was full
             "resyncs": 0,  # display role: snapshots re-sent after the feed came back
         }
-        self._links: dict[str, _Link] = {}
+        self._links: dict[str, LinkState] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ticker: asyncio.Task[None] | None = None
 
@@ -337,7 +114,7 @@ class Broadcaster:
             # A display process knows no seq until it reads the stored state: 0 makes
             # the writer's first message a gap, which fetches that state.
             seq = _now_ms() if self.role == "writer" else 0
-            self._links[link] = _Link(link, currency, names, dict.fromkeys(names), seq)
+            self._links[link] = LinkState(link, currency, names, dict.fromkeys(names), seq)
         else:
             state.currency, state.snapshot = currency, None
             state.names = names
@@ -437,7 +214,7 @@ class Broadcaster:
         message = json.loads(text)
         state = self._links.get(link)
         if state is None:
-            state = self._links[link] = _Link(link, "", {}, {}, 0)
+            state = self._links[link] = LinkState(link, "", {}, {}, 0)
         state.apply(message)
         state.local_status = None
         state.heard_at = self._clock()
@@ -451,12 +228,12 @@ class Broadcaster:
 
     # -- internals -------------------------------------------------------------------
 
-    def _writer_link(self, link: str) -> _Link:
+    def _writer_link(self, link: str) -> LinkState:
         if self.role != "writer":
             raise RuntimeError("a display-role Broadcaster only relays the writer's messages")
         return self._links[link]
 
-    def _flush_meters(self, state: _Link) -> None:
+    def _flush_meters(self, state: LinkState) -> None:
         if state.flush is not None:
             state.flush.cancel()
             state.flush = None
@@ -471,7 +248,7 @@ class Broadcaster:
                 {"type": "meters", "seq": 0, "link": state.link, "meters": state.meter_list()},
             )
 
-    def _originate(self, state: _Link, message: Message) -> None:
+    def _originate(self, state: LinkState, message: Message) -> None:
         message["seq"] = state.seq + 1
         state.apply(message)
         text = encode(message)
@@ -479,7 +256,7 @@ class Broadcaster:
         self._fan_out(state, text)
         self.backend.publish(state.link, text)
 
-    def _fan_out(self, state: _Link, text: str) -> None:
+    def _fan_out(self, state: LinkState, text: str) -> None:
         # The same str object to every subscriber; a full queue drops that subscriber
         # (it reconnects to a fresh snapshot) instead of slowing everyone else.
         # (A dropped subscriber leaves the set while we loop: iterate over a copy.)
@@ -488,7 +265,7 @@ class Broadcaster:
         self.stats["deliveries"] += len(subscribers) - len(dropped)
         self.stats["slow_consumers"] += sum(1 for sub in dropped if sub.slow)
 
-    def _snapshot_text(self, state: _Link) -> str:
+    def _snapshot_text(self, state: LinkState) -> str:
         if state.snapshot is None:
             state.snapshot = encode(state.snapshot_message())
         return state.snapshot
@@ -498,7 +275,7 @@ class Broadcaster:
         if state is not None:
             state.subscribers.discard(sub)
 
-    def _degrade(self, state: _Link, detail: str) -> None:
+    def _degrade(self, state: LinkState, detail: str) -> None:
         if state.local_status is not None:
             return
         state.local_status = ("degraded", detail)

@@ -44,7 +44,8 @@ from collections import deque
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from app.display.broadcaster import STATUSES, Feed, Role
+from app.display.backend import Feed, Role
+from app.display.link_state import STATUSES
 
 log = logging.getLogger("jackpot.redis")
 

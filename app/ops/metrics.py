@@ -22,11 +22,10 @@ refused with a 503; `discard` drops it when the writer applies the group again. 
 from __future__ import annotations
 
 import logging
-import sys
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal
 
 from fastapi import APIRouter
 from fastapi.responses import Response
@@ -44,9 +43,15 @@ from prometheus_client.core import (
     Metric,
 )
 
-from app.state.floor_state import Service
+from app.ops.readings import (
+    BroadcasterReadings,
+    Read,
+    Reading,
+    WriterReadings,
+    broadcaster_reads,
+    writer_reads,
+)
 from jackpot.floor import BetsResult, OutcomeResult
-from jackpot.money import SCALE
 
 log = logging.getLogger("jackpot.metrics")
 
@@ -59,9 +64,6 @@ Outcome = Literal["accepted", "retry", "refused", "unavailable"]
 BATCH_BUCKETS = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0)
 # one fsync is ~0.1-10 ms on local disks; seconds mean the database is in trouble
 COMMIT_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
-
-Value = float | int | bool
-Reading = Value | Mapping[tuple[str, ...], Value]
 
 
 class _Buckets:
@@ -92,15 +94,6 @@ def _le(bound: float) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class _Read:
-    name: str
-    help: str
-    kind: Literal["gauge", "counter"]
-    labels: tuple[str, ...]
-    read: Callable[[], Reading]
-
-
-@dataclass(frozen=True, slots=True)
 class Staged:
     """Counts staged for one group of requests, counted once it is answered."""
 
@@ -111,31 +104,6 @@ class Staged:
         """A group merged into the one gathered before it brings its counts along."""
         self.events.extend(later.events)
         self.late.extend(later.late)
-
-
-class WriterReadings(Protocol):
-    """What the metrics read of the writer at scrape time (app/writer/writer.py's Writer)."""
-
-    @property
-    def seq(self) -> int: ...
-    @property
-    def degraded(self) -> bool: ...
-    @property
-    def stats(self) -> Mapping[str, int]: ...
-    @property
-    def service(self) -> Service: ...
-    def queue_depth(self) -> int: ...
-
-
-class BroadcasterReadings(Protocol):
-    """What the metrics read of the displays' broadcaster (app/display/broadcaster.py)."""
-
-    @property
-    def stats(self) -> Mapping[str, int]: ...
-    @property
-    def backend(self) -> object: ...
-    def subscriber_count(self, link: str | None = None) -> int: ...
-    def link_ids(self) -> list[str]: ...
 
 
 class Metrics:
@@ -150,7 +118,7 @@ class Metrics:
         self.commit_seconds = _Buckets(COMMIT_BUCKETS)
         self._staged: list[tuple[str, str, str]] = []
         self._staged_late: list[str] = []
-        self._reads: list[_Read] = []
+        self._reads: list[Read] = []
         self.registry.register(_Collector(self))
         if process:  # CPU, memory, open files, GC: read from /proc and gc at scrape time
             ProcessCollector(registry=self.registry)
@@ -234,180 +202,19 @@ class Metrics:
         kind: Literal["gauge", "counter"] = "gauge",
     ) -> None:
         """Export `read()` at every scrape: a number, or {label values: number}."""
-        self._reads.append(_Read(name, help_text, kind, labels, read))
+        self._reads.append(Read(name, help_text, read, labels, kind))
 
     def watch_writer(self, writer: WriterReadings) -> None:
-        """The writer's queue, journal, database status and the floor's state.
-
-        `writer.service` is replaced when a commit fails (rebuilt from the last durable
-        point): every reading goes through the writer, never a captured floor."""
-        stats = writer.stats
-
-        def pending() -> dict[tuple[str, ...], Value]:
-            # Floor.pending_count: O(1) unless a void is pending, meter awards and operator
-            # resets waiting for the watermark, not the voided (Floor.pending_awards would
-            # sort the whole timeline).
-            floor = writer.service.floor
-            return {(link,): floor.pending_count(link) for link in floor.links}
-
-        def rounds(stale: bool) -> dict[tuple[str, ...], Value]:
-            floor = writer.service.floor
-            counts: dict[tuple[str, ...], Value] = {}
-            for link, state in floor.links.items():
-                # open_rounds keeps a stale round until its outcome or void; it no longer
-                # holds the watermark (jackpot.link.watermark_at).
-                flagged = sum(
-                    1 for key in state.open_rounds if getattr(floor.rounds.get(key), "stale", False)
-                )
-                counts[(link,)] = flagged if stale else len(state.open_rounds) - flagged
-            return counts
-
-        def table_rounds() -> dict[tuple[str, ...], Value]:
-            floor = writer.service.floor
-            return {(table,): floor.open_count(table) for table in writer.service.config.tables}
-
-        def expired() -> dict[tuple[str, ...], Value]:
-            return {(table,): n for table, n in writer.service.floor.expired.items()}
-
-        def meter_values() -> dict[tuple[str, ...], Value]:
-            floor = writer.service.floor
-            return {
-                (link, meter): value / SCALE
-                for link in floor.links
-                for meter, value in floor.display_values(link)
-            }
-
-        def awards_final() -> dict[tuple[str, ...], Value]:
-            floor = writer.service.floor
-            return {(link,): state.sequence for link, state in floor.links.items()}
-
-        self.read(
-            "jackpot_writer_queue_depth", "Requests waiting for the writer", writer.queue_depth
-        )
-        # The live Python objects' memory: RSS keeps the allocator's arenas once grown, so
-        # a leak (or memory given back, e.g. by expired rounds) shows here, not there.
-        self.read(
-            "jackpot_python_allocated_blocks",
-            "Memory blocks allocated by the interpreter (sys.getallocatedblocks)",
-            sys.getallocatedblocks,
-        )
-        self.read(
-            "jackpot_journal_seq", "Journal length: seq of the last entry", lambda: writer.seq
-        )
-        self.read(
-            "jackpot_database_up",
-            "0 while the last journal commit failed (tables get 503), else 1",
-            lambda: not writer.degraded,
-        )
-        self.read("jackpot_commits", "Group commits", lambda: stats["batches"], kind="counter")
-        self.read(
-            "jackpot_journal_rows",
-            "Journal entries committed",
-            lambda: stats["rows"],
-            kind="counter",
-        )
-        self.read(
-            "jackpot_commit_failures",
-            "Group commits that failed (their requests got 503)",
-            lambda: stats["failed"],
-            kind="counter",
-        )
-        self.read(
-            "jackpot_pending_awards",
-            "Meter awards (and operator resets) pending behind the watermark",
-            pending,
-            labels=("link",),
-        )
-        self.read(
-            "jackpot_open_rounds",
-            "Rounds with a jackpot wager and no outcome, holding the watermark",
-            lambda: rounds(stale=False),
-            labels=("link",),
-        )
-        self.read(
-            "jackpot_stale_rounds",
-            "Rounds open longer than round_timeout (flagged to operators)",
-            lambda: rounds(stale=True),
-            labels=("link",),
-        )
-        self.read(
-            "jackpot_table_open_rounds",
-            "Rounds with bets and no outcome or void at the table, jackpot wager or not "
-            "(bets are refused beyond the floor's max_open_rounds)",
-            table_rounds,
-            labels=("table",),
-        )
-        self.read(
-            "jackpot_expired_rounds",
-            "Rounds expired: open longer than expire_after with no outcome or void",
-            expired,
-            labels=("table",),
-            kind="counter",
-        )
-        self.read(
-            "jackpot_meter_value",
-            "Displayed meter value, in currency units",
-            meter_values,
-            labels=("link", "meter"),
-        )
-        self.read(
-            "jackpot_meter_awards_final",
-            "Meter awards made final on the link",
-            awards_final,
-            labels=("link",),
-            kind="counter",
-        )
+        """The writer's queue, journal, database status and the floor's state."""
+        self._reads += writer_reads(writer)
 
     def watch_broadcaster(self, broadcaster: BroadcasterReadings) -> None:
         """Displays and the Redis fan-out, in either role."""
-        stats = broadcaster.stats
-
-        def connected() -> dict[tuple[str, ...], Value]:
-            return {(link,): broadcaster.subscriber_count(link) for link in broadcaster.link_ids()}
-
-        self.read("jackpot_displays_connected", "Display websockets", connected, labels=("link",))
-        self.read(
-            "jackpot_displays_dropped",
-            "Display websockets dropped for falling behind (they reconnect)",
-            lambda: stats["slow_consumers"],
-            kind="counter",
-        )
-        self.read(
-            "jackpot_broadcast_messages",
-            "Display messages originated (writer) or relayed (display process)",
-            lambda: stats["messages"],
-            kind="counter",
-        )
-        self.read(
-            "jackpot_broadcast_deliveries",
-            "Display message copies queued to websockets",
-            lambda: stats["deliveries"],
-            kind="counter",
-        )
-        backend = broadcaster.backend
-        redis_stats: dict[str, int] | None = getattr(backend, "stats", None)
-        if not hasattr(backend, "connected") or redis_stats is None:
-            return  # in-process broadcast: no Redis
-        self.read(
-            "jackpot_redis_up",
-            "1 while this process's Redis connection works",
-            lambda: bool(getattr(backend, "connected", False)),
-        )
-        for key, help_text in (
-            ("published", "Display messages Redis accepted (writer)"),
-            ("publish_dropped", "Display messages lost because Redis failed or lagged"),
-            ("feed_lost", "Redis feed losses (display process)"),
-            ("rejected", "Messages from Redis skipped: malformed or not signed (display process)"),
-        ):
-            self.read(f"jackpot_redis_{key}", help_text, _stat(redis_stats, key), kind="counter")
+        self._reads += broadcaster_reads(broadcaster)
 
     def text(self) -> bytes:
         """The exposition, as GET /metrics serves it."""
         return generate_latest(self.registry)
-
-
-def _stat(stats: Mapping[str, int], key: str) -> Callable[[], int]:
-    return lambda: stats.get(key, 0)
 
 
 class _Collector:
@@ -449,7 +256,7 @@ class _Collector:
                 yield family
 
 
-def _family(reading: _Read) -> Metric | None:
+def _family(reading: Read) -> Metric | None:
     try:
         value = reading.read()
     except Exception:  # a scrape must never fail because one reading did

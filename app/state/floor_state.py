@@ -9,34 +9,33 @@ replayed entry never re-derives a result from configuration that may since have 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.state.entry_commands import (
+    decision_entry,
+    draws_entry,
+    entry_command,
+    entry_decision,
+    entry_draws,
+)
+from app.state.operator_audit import OPERATOR_KINDS, decide_change, meter_before, record_audit
 from jackpot.commands import (
     SEMANTICS,
-    BoxWager,
-    CloseBets,
-    Command,
-    Correct,
-    Expire,
-    Finalize,
-    FixedAward,
-    MeterClaim,
-    RecordOutcome,
-    ResetMeter,
-    SetSeed,
-    VoidRound,
 )
 from jackpot.config import LinkConfig, Timing
-from jackpot.errors import ClockSkewError, OpenRoundsLimitError, StateConflictError, UnknownError
-from jackpot.expiry import expired_error
-from jackpot.floor import FinalizeResult, Floor, Result
-from jackpot.money import Money, format_money
-from tables.bets import BetDecision, BoxBet, Draws, RandomSource, TableSettings, check_bets, draw
-from tables.cards import parse_card, parse_hand
+from jackpot.errors import ClockSkewError, OpenRoundsLimitError, UnknownError
+from jackpot.floor import FinalizeResult, Floor, Result, check_awaits_outcome
+from tables.bets import BoxBet, RandomSource, TableSettings, check_bets, draw
+from tables.cards import parse_hand
 from tables.hands import BoxHand, DealerHand
 from tables.settle import FixedClaim, settle
+
+
+def idempotency_key(table: str, round_id: str, kind: str) -> str:
+    """The `idem_key` of a table's round event: unique in the journal (docs/journal.md)."""
+    return f"{table}|{round_id}|{kind}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,8 +124,8 @@ class Service:
             "round": round_id,
             "closed_at": body["closed_at"],
             "boxes": body["boxes"],
-            "decisions": [_decision(d) for d in decisions],
-            "draws": None if draws is None else _draws(draws),
+            "decisions": [decision_entry(d) for d in decisions],
+            "draws": None if draws is None else draws_entry(draws),
         }
 
     def prepare_outcome(
@@ -134,12 +133,7 @@ class Service:
     ) -> dict[str, Any]:
         config = self.table(table)
         rnd = self.floor.round(table, round_id)
-        if rnd.state == "void":
-            raise StateConflictError(f"round {round_id!r} is void")
-        if rnd.state == "expired":
-            raise expired_error(rnd, self.config.timing)
-        if rnd.state != "open":
-            raise StateConflictError(f"round {round_id!r} already has an outcome")
+        check_awaits_outcome(rnd, self.config.timing)
         extras = self.extras[(table, round_id)]
         self._check_dealt_at(body, max(now, self.floor.now))
         hands = [
@@ -155,8 +149,8 @@ class Service:
         if body.get("dealer") is not None:
             d = body["dealer"]
             dealer = DealerHand(parse_hand(d["cards"], ("dealer", "cards")), d.get("dealt_at"))
-        decisions = [_undecision(d, voided=rnd.boxes[d["box"]].voided) for d in extras.decisions]
-        draws = None if extras.draws is None else _undraws(extras.draws)
+        decisions = [entry_decision(d, voided=rnd.boxes[d["box"]].voided) for d in extras.decisions]
+        draws = None if extras.draws is None else entry_draws(extras.draws)
         claims = settle(config.settings, decisions, hands, dealer, draws)
         meter_claims = []
         fixed = []
@@ -233,18 +227,18 @@ class Service:
         """Apply one entry. Atomic: a refused entry (JackpotError) changes nothing."""
         kind = entry["kind"]
         if kind in ("propose", "approve", "reject"):
-            result: Result = self._change(entry)
+            result: Result = decide_change(self, entry)
             return result
-        before = self._before(entry) if kind in OPERATOR_KINDS else None
-        command = self.command(entry)
+        before = meter_before(self, entry) if kind in OPERATOR_KINDS else None
+        command = entry_command(entry, lambda table: self.table(table).link)
         result = self.floor.apply(command)
         if kind in OPERATOR_KINDS:
-            self._audit(entry, before, result)
+            record_audit(self, entry, before, result)
         if isinstance(result, FinalizeResult):
             for table, round_id in result.pruned:
                 self.extras.pop((table, round_id), None)
                 for event in ("bets", "outcome", "void"):
-                    self.idem.pop(f"{table}|{round_id}|{event}", None)
+                    self.idem.pop(idempotency_key(table, round_id, event), None)
         if entry["kind"] == "bets":
             self.extras[(entry["table"], entry["round"])] = RoundExtras(
                 boxes=list(entry["boxes"]), decisions=list(entry["decisions"]), draws=entry["draws"]
@@ -255,229 +249,3 @@ class Service:
                 "dealer": entry["dealer"],
             }
         return result
-
-    def command(self, entry: Mapping[str, Any]) -> Command:
-        kind, now = entry["kind"], entry["now"]
-        if kind == "bets":
-            table = self.table(entry["table"])
-            # The entry's amounts are Money already (integers in the journal's JSON).
-            wagers = tuple(
-                [BoxWager(d["box"], d["wager"], d["dealer_wager"]) for d in entry["decisions"]]
-            )
-            return CloseBets(
-                entry["table"], entry["round"], table.link, entry["closed_at"], now, wagers
-            )
-        if kind == "outcome":
-            claims = tuple(
-                MeterClaim(c["box"], c["target"], c["hand"], c["share"], c["dealt_at"])
-                for c in entry["claims"]
-            )
-            when = _fixed_dealt_at(entry)
-            fixed = tuple(
-                FixedAward(
-                    f["box"], f["kind"], f["hand"], Money(f["amount"]), f["for_box"], f["target"],
-                    when(f),
-                )
-                for f in entry["fixed"]
-            )  # fmt: skip
-            return RecordOutcome(
-                entry["table"], entry["round"], now, claims, fixed, _version(entry)
-            )
-        if kind == "void":
-            boxes = entry["boxes"]
-            return VoidRound(
-                entry["table"],
-                entry["round"],
-                now,
-                entry["reason"],
-                None if boxes is None else tuple(boxes),
-                _version(entry),
-            )
-        if kind == "finalize":
-            return Finalize(now)
-        if kind == "expire":
-            return Expire(now, tuple((str(t), str(r)) for t, r in entry["rounds"]))
-        if kind == "seed":
-            return SetSeed(
-                entry["link"],
-                entry["meter"],
-                Money(entry["seed"]),
-                now,
-                entry["by"],
-                entry["reason"],
-            )
-        if kind == "reset":
-            return ResetMeter(entry["link"], entry["meter"], now, entry["by"], entry["reason"])
-        if kind == "correct":
-            return Correct(
-                entry["correction"], entry["link"], entry["meter"], now, entry["by"],
-                entry["reason"], Money(entry["amount"]), entry["reset"], entry["table"],
-                entry["round"], _version(entry),
-            )  # fmt: skip
-        raise ValueError(f"unknown entry kind {kind!r}")
-
-    # -- operators: audit log and dual control ------------------------------------------
-
-    def _before(self, entry: Mapping[str, Any]) -> dict[str, Any]:
-        link = self.floor.link(entry["link"])
-        index = _meter_index(link, entry["meter"])
-        meter = link.meters[index]
-        return {
-            "value": format_money(link.display_values()[index]),
-            "seed": format_money(meter.next_seed if meter.next_seed is not None else meter.seed),
-        }
-
-    def _audit(
-        self, entry: Mapping[str, Any], before: dict[str, Any] | None, result: object
-    ) -> None:
-        """Who, when, what, before, after, why: every operator action, from the journal."""
-        assert before is not None
-        link = self.floor.link(entry["link"])
-        index = _meter_index(link, entry["meter"])
-        meter = link.meters[index]
-        after = {
-            "value": format_money(link.display_values()[index]),
-            "seed": format_money(meter.next_seed if meter.next_seed is not None else meter.seed),
-        }
-        record: dict[str, Any] = {
-            "id": len(self.audit) + 1,
-            "at": entry["now"],
-            "who": entry["by"],
-            "action": entry["kind"]
-            if entry["kind"] != "correct"
-            else f"correct:{entry['correction']}",
-            "link": entry["link"],
-            "meter": entry["meter"],
-            "before": before,
-            "after": after,
-            "reason": entry["reason"],
-        }
-        if entry.get("approved_by"):
-            record["approved_by"] = entry["approved_by"]
-        if entry["kind"] == "correct":
-            record["amount"] = format_money(entry["amount"])
-            if entry.get("table"):
-                record["round"] = f"{entry['table']}/{entry['round']}"
-        self.audit.append(record)
-
-    def _change(self, entry: Mapping[str, Any]) -> Any:
-        kind = entry["kind"]
-        if kind == "propose":
-            change = dict(entry["change"])
-            # Checked now (unknown link or meter: 404) so that approving cannot fail on it.
-            self._before({**change, "now": entry["now"]})
-            if change["kind"] in ("seed", "correct"):  # its bounds: a seed above the ceiling
-                command = self.command({**change, "now": entry["now"], "by": entry["by"]})
-                assert isinstance(command, SetSeed | Correct)
-                self.floor.check_change(command)
-            pid = f"change-{len(self.proposals) + 1}"
-            proposal = {
-                "id": pid, "state": "proposed", "change": change, "by": entry["by"],
-                "at": entry["now"], "reason": change["reason"],
-            }  # fmt: skip
-            self.proposals[pid] = proposal
-            self.audit.append({
-                "id": len(self.audit) + 1, "at": entry["now"], "who": entry["by"],
-                "action": f"propose:{change['kind']}", "link": change["link"],
-                "meter": change["meter"], "before": None, "after": {"change": pid},
-                "reason": change["reason"],
-            })  # fmt: skip
-            return proposal
-        found = self.proposals.get(entry["id"])
-        if found is None:
-            raise UnknownError(f"no change {entry['id']!r}")
-        proposal = found
-        if proposal["state"] != "proposed":
-            raise StateConflictError(f"change {entry['id']} is already {proposal['state']}")
-        if entry["by"] == proposal["by"]:
-            raise StateConflictError("dual control: a different supervisor must decide this change")
-        if kind == "reject":
-            proposal.update(state="rejected", decided_by=entry["by"], decided_at=entry["now"])
-            self.audit.append({
-                "id": len(self.audit) + 1, "at": entry["now"], "who": entry["by"],
-                "action": f"reject:{proposal['change']['kind']}",
-                "link": proposal["change"]["link"], "meter": proposal["change"]["meter"],
-                "before": {"change": proposal["id"]}, "after": None, "reason": entry["reason"],
-            })  # fmt: skip
-            return proposal
-        inner = {
-            **proposal["change"], "now": entry["now"], "by": proposal["by"],
-            "approved_by": entry["by"],
-        }  # fmt: skip
-        result = self.apply(inner)
-        proposal.update(state="approved", decided_by=entry["by"], decided_at=entry["now"])
-        return result
-
-
-OPERATOR_KINDS = ("seed", "reset", "correct")
-
-
-def _version(entry: Mapping[str, Any]) -> int:
-    """The rules an outcome, void or correct entry replays by (docs/journal.md, versions):
-    absent in entries written before issue 16, which replay as they were applied then."""
-    version = entry.get("version", 1)
-    if type(version) is not int or not 1 <= version <= SEMANTICS:
-        raise ValueError(f"entry version {version!r} is not 1 to {SEMANTICS}")
-    return version
-
-
-def _meter_index(link: Any, meter: str) -> int:
-    try:
-        return int(link.meter_index(meter))
-    except KeyError:
-        raise UnknownError(f"link {link.id!r} has no meter {meter!r}", ("meter",)) from None
-
-
-def _fixed_dealt_at(entry: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], int]:
-    """When the hand that won a fixed award was dealt, from the outcome entry: the
-    dealer's for a dealer-hand award, the hitting box's for an envy bonus (4.7), else
-    the box's own; the entry's server time if the entry has none (it always has)."""
-    boxes = {b["box"]: b["dealt_at"] for b in entry["boxes"]}
-    dealer = (entry.get("dealer") or {}).get("dealt_at")
-
-    def when(f: Mapping[str, Any]) -> int:
-        if f["target"] == "dealer":
-            at = dealer
-        else:
-            at = boxes.get(f["box"] if f["for_box"] is None else f["for_box"])
-        return int(entry["now"] if at is None else at)
-
-    return when
-
-
-def _decision(d: BetDecision) -> dict[str, Any]:
-    return {
-        "box": d.box,
-        "status": d.status,
-        "wager": d.wager,
-        "dealer_wager": d.dealer_wager,
-        "reason": d.reason,
-        "ante": d.ante,
-        "player": d.player,
-    }
-
-
-def _undecision(d: Mapping[str, Any], *, voided: bool) -> BetDecision:
-    if voided:  # a voided box's bets were returned (5.22): it takes no part in the outcome
-        return BetDecision(d["box"], "none", Money(0), Money(0), "void", Money(0), d["player"])
-    return BetDecision(
-        d["box"],
-        d["status"],
-        Money(d["wager"]),
-        Money(d["dealer_wager"]),
-        d["reason"],
-        Money(d["ante"]),
-        d["player"],
-    )
-
-
-def _draws(draws: Draws) -> dict[str, Any]:
-    return {
-        "magic_card": str(draws.magic_card),
-        "lucky_box": draws.lucky_box,
-        "lucky_dealer": draws.lucky_dealer,
-    }
-
-
-def _undraws(data: Mapping[str, Any]) -> Draws:
-    return Draws(parse_card(data["magic_card"]), data["lucky_box"], data["lucky_dealer"])

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from app.config.floor_file import Floor, FloorError, Role, load_floor, parse_floor, sha256_hex
+from app.config.floor_file import Floor, FloorError, Role, load_floor, parse_floor, token_hash
 from jackpot.money import Money, Rate
 from tables.games import GameId
 
 DEMO = Path(__file__).resolve().parents[2] / "app" / "demo" / "floor.toml"
-H1, H2, H3 = (sha256_hex(f"token-{n}") for n in range(3))
+H1, H2, H3 = (token_hash(f"token-{n}") for n in range(3))
 
 HEADER = """
 currency = "SGD"
@@ -66,11 +66,11 @@ def test_the_demo_floor_loads() -> None:
 def test_the_demo_tokens_in_the_comment_match_the_hashes() -> None:
     floor = load_floor(DEMO)
     for n, t in enumerate(floor.tables, start=1):
-        assert t.token_sha256 == sha256_hex(f"demo-table-T0{n}")
+        assert t.token_sha256 == token_hash(f"demo-table-T0{n}")
     assert [(o.name, o.role, o.token_sha256) for o in floor.operators] == [
-        ("olivia", Role.operator, sha256_hex("demo-operator")),
-        ("sam", Role.supervisor, sha256_hex("demo-supervisor")),
-        ("sue", Role.supervisor, sha256_hex("demo-supervisor-2")),
+        ("olivia", Role.operator, token_hash("demo-operator")),
+        ("sam", Role.supervisor, token_hash("demo-supervisor")),
+        ("sue", Role.supervisor, token_hash("demo-supervisor-2")),
     ]
 
 

@@ -1020,7 +1020,7 @@ async def test_a_long_random_history_through_the_http_api_verifies_clean() -> No
     clean from its entries alone."""
     from app.api.application import create_app
     from app.audit.verify import load_config
-    from app.cli.simulate import bets_body, outcome_body, plan_round, read_tables
+    from app.cli.simulated_rounds import bets_body, outcome_body, plan_round, read_tables
     from app.config.demo import DEMO_FLOOR
     from app.config.floor_file import load_floor
     from app.config.settings import Settings

@@ -1,0 +1,220 @@
+"""The operators' routes: meters and their changes, proposals, audit, awards, reports."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import Response
+
+from app.api.auth import Principal, Tokens
+from app.api.requests import Auth, TableId, read_body, request_body, time_range
+from app.api.responses import JSON_OR_CSV, JSONResponse
+from app.api.schemas import CorrectionRequest, ResetRequest, SeedRequest
+from app.audit.reports import COLUMNS, Reports, to_csv
+from app.state.floor_state import Service
+from app.state.operator_views import audit_view, proposal_view
+from app.state.views import Listed, every_award
+from app.writer.writer import Writer
+from jackpot.money import format_money, format_rate, parse_money
+from tables.settle import KINDS
+
+# The columns of before, then those of every kind (appended: a reader by position works on).
+AWARD_COLUMNS = (
+    "id", "link", "table", "round", "box", "hand", "meter", "share", "state", "amount",
+    "order", "sequence", "late", "dealt_at", "finalized_at", "kind", "for_box", "target",
+)  # fmt: skip
+AWARD_KINDS = f"^({'|'.join(KINDS)})$"
+
+
+def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
+    def service() -> Service:
+        return writer.service
+
+    reports = Reports(writer.service.config)
+
+    def supervisor(authorization: Auth = None) -> Principal:
+        return tokens.role(authorization, "supervisor")
+
+    # A dependency runs before FastAPI validates the path; the changes read their body
+    # themselves (`read_body`), after it: 401/403 come before any 422 (API.md, Auth).
+    # (A default, not an Annotated alias: this module's annotations are strings, looked
+    # up in its globals, where `supervisor` is not.)
+    by_supervisor = Depends(supervisor)
+
+    @api.get("/v1/links/{link}/meters/{meter}", tags=["operators"])
+    async def get_meter(link: TableId, meter: TableId, authorization: Auth = None) -> JSONResponse:
+        tokens.role(authorization, "operator")
+        return JSONResponse(meter_view(service(), link, meter))
+
+    async def operator_change(kind: str, body: dict[str, Any], by: str) -> JSONResponse:
+        """A supervisor's change: at once, or with dual control a proposal (202)."""
+        if writer.service.config.dual_control:
+            change = {"kind": kind, **body}
+            _, answer = await writer.submit("propose", None, None, {"change": change}, by=by)
+            return JSONResponse(answer, status_code=202)
+        _, answer = await writer.submit(kind, None, None, body, by=by)
+        return JSONResponse(answer)
+
+    @api.put(
+        "/v1/links/{link}/meters/{meter}/seed",
+        tags=["operators"],
+        openapi_extra={"requestBody": request_body(SeedRequest)},
+    )
+    async def put_seed(
+        link: TableId, meter: TableId, request: Request, who: Principal = by_supervisor
+    ) -> JSONResponse:
+        body = await read_body(request, SeedRequest)
+        meter_view(service(), link, meter)  # 404 for an unknown link or meter
+        change = {
+            "link": link,
+            "meter": meter,
+            "seed": parse_money(body.seed),
+            "reason": body.reason,
+        }
+        return await operator_change("seed", change, who.name)
+
+    @api.post(
+        "/v1/links/{link}/meters/{meter}/reset",
+        tags=["operators"],
+        openapi_extra={"requestBody": request_body(ResetRequest)},
+    )
+    async def post_reset(
+        link: TableId, meter: TableId, request: Request, who: Principal = by_supervisor
+    ) -> JSONResponse:
+        body = await read_body(request, ResetRequest)
+        meter_view(service(), link, meter)
+        return await operator_change(
+            "reset", {"link": link, "meter": meter, "reason": body.reason}, who.name
+        )
+
+    @api.post(
+        "/v1/links/{link}/meters/{meter}/corrections",
+        tags=["operators"],
+        openapi_extra={"requestBody": request_body(CorrectionRequest)},
+    )
+    async def post_correction(
+        link: TableId, meter: TableId, request: Request, who: Principal = by_supervisor
+    ) -> JSONResponse:
+        """An audited correction (5.24): adjust, hand_paid (5.18.1) or void_round."""
+        body = await read_body(request, CorrectionRequest)
+        meter_view(service(), link, meter)
+        return await operator_change("correct", body.domain(link, meter), who.name)
+
+    @api.get("/v1/changes", tags=["operators"])
+    async def get_changes(authorization: Auth = None) -> JSONResponse:
+        tokens.role(authorization, "operator")
+        return JSONResponse({"changes": [proposal_view(p) for p in service().proposals.values()]})
+
+    @api.post("/v1/changes/{change}/approve", tags=["operators"])
+    async def approve(change: TableId, who: Principal = by_supervisor) -> JSONResponse:
+        _, answer = await writer.submit("approve", None, None, {"id": change}, by=who.name)
+        return JSONResponse(answer)
+
+    @api.post(
+        "/v1/changes/{change}/reject",
+        tags=["operators"],
+        openapi_extra={"requestBody": request_body(ResetRequest)},
+    )
+    async def reject(
+        change: TableId, request: Request, who: Principal = by_supervisor
+    ) -> JSONResponse:
+        body = await read_body(request, ResetRequest)
+        change_request = {"id": change, "reason": body.reason}
+        _, answer = await writer.submit("reject", None, None, change_request, by=who.name)
+        return JSONResponse(answer)
+
+    @api.get("/v1/audit", tags=["operators"])
+    async def get_audit(
+        authorization: Auth = None,
+        from_: Annotated[str | None, Query(alias="from")] = None,
+        to: str | None = None,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+        offset: Annotated[int, Query(ge=0)] = 0,
+    ) -> JSONResponse:
+        tokens.role(authorization, "operator")
+        start, end = time_range(from_, to)
+        rows = [a for a in service().audit if start <= a["at"] < end]
+        page = rows[offset : offset + limit]
+        return JSONResponse({"audit": [audit_view(a) for a in page], "total": len(rows)})
+
+    @api.get("/v1/awards", tags=["operators"], responses=JSON_OR_CSV)
+    async def get_awards(
+        authorization: Auth = None,
+        kind: Annotated[str | None, Query(pattern=AWARD_KINDS)] = None,
+        link: str | None = None,
+        meter: str | None = None,
+        table: str | None = None,
+        from_: Annotated[str | None, Query(alias="from")] = None,
+        to: str | None = None,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+        offset: Annotated[int, Query(ge=0)] = 0,
+        format: Annotated[str, Query(pattern="^(json|csv)$")] = "json",
+    ) -> Response:
+        """Every award the server decided (every `kind`), newest first; `from`/`to` filter
+        on the time the hand was dealt. `?link=L&meter=M&limit=25`: a level's last 25 hits."""
+        tokens.role(authorization, "operator")
+        start, end = time_range(from_, to)
+        wanted = {"kind": kind, "link": link, "meter": meter, "table": table}
+        awards = [
+            a
+            for a in every_award(service())
+            if all(v is None or getattr(a, k) == v for k, v in wanted.items())
+            and start <= a.dealt_at < end
+        ]
+        awards.sort(key=Listed.order, reverse=True)
+        rows = [a.row() for a in awards[offset : offset + limit]]
+        if format == "csv":
+            return Response(to_csv(rows, AWARD_COLUMNS), media_type="text/csv")
+        return JSONResponse({"awards": rows, "total": len(awards)})
+
+    @api.get("/v1/journal/head", tags=["operators"])
+    async def get_journal_head(authorization: Auth = None) -> Response:
+        """The last committed entry: `seq` (= entries, numbered from 1) and its chained
+        `hash`, sha256(previous hash || canonical entry) as docs/journal.md specifies."""
+        tokens.role(authorization, "operator")
+        seq, head = writer.durable_head()
+        return JSONResponse({"seq": seq, "entries": seq, "head": head})
+
+    @api.get("/v1/reports/reconciliation", tags=["operators"], responses=JSON_OR_CSV)
+    async def get_reconciliation(
+        authorization: Auth = None,
+        from_: Annotated[str | None, Query(alias="from")] = None,
+        to: str | None = None,
+        format: Annotated[str, Query(pattern="^(json|csv)$")] = "json",
+    ) -> Response:
+        """Per link and meter: opening, contributions, awards, seed funding, corrections,
+        closing; it balances to the micro-unit (`balanced`)."""
+        tokens.role(authorization, "operator")
+        start, end = time_range(from_, to)
+        head, _ = writer.durable_head()
+        report = await reports.reconciliation(writer.journal, start, end, head)
+        if format == "csv":
+            return Response(to_csv(report["meters"], COLUMNS), media_type="text/csv")
+        return JSONResponse(report)
+
+
+def meter_view(service: Service, link_id: str, meter_id: str) -> dict[str, Any]:
+    link = service.floor.link(link_id)
+    index = service.floor.meter_index(link, meter_id)
+    meter, config = link.meters[index], link.config.meters[index]
+    # API.md: `value` and `reserve` at one instant, pending events counted in both;
+    # `final_*` only what the watermark has passed.
+    value, reserve = link.provisional()[index]
+    return {
+        "link": link_id,
+        "meter": meter_id,
+        "value": format_money(value),
+        "final_value": format_money(meter.value),
+        "seed": format_money(meter.seed),
+        "next_seed": None if meter.next_seed is None else format_money(meter.next_seed),
+        "rate": format_rate(config.rate),
+        "reserve_rate": format_rate(config.reserve_rate),
+        "reserve": format_money(reserve),
+        "final_reserve": format_money(meter.reserve),
+        "ceiling": None if config.ceiling is None else format_money(config.ceiling),
+        "pending_awards": [a.id for a in service.floor.pending_awards(link_id)],
+        "stale_rounds": sorted(
+            f"{t}/{r}" for (t, r) in link.open_rounds if service.floor.rounds[(t, r)].stale
+        ),
+    }

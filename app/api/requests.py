@@ -1,0 +1,120 @@
+"""How a route reads its request: the token first, then the path, the body and the query
+filters, each bad one a 422 naming it (API.md, Auth); and their OpenAPI description."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, TypeVar
+
+from fastapi import Header, Path, Request
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, ValidationError
+
+from app.api.auth import Tokens
+from app.api.schemas import (
+    ID_PATTERN,
+    BetsRequest,
+    CorrectionRequest,
+    OutcomeRequest,
+    ResetRequest,
+    SeedRequest,
+    VoidRequest,
+)
+from app.state.timefmt import parse_time
+from jackpot.errors import InvalidCommandError
+
+Auth = Annotated[str | None, Header(alias="Authorization")]
+TableId = Annotated[str, Path(pattern=ID_PATTERN)]
+RoundId = TableId
+
+
+Body = TypeVar("Body", bound=BaseModel)
+ID_RE = re.compile(ID_PATTERN)
+# The request bodies the routes read themselves (after the token): main.py puts their
+# schemas in the OpenAPI components (FastAPI adds only those of the parameters it reads).
+TABLE_BODIES: tuple[type[BaseModel], ...] = (
+    BetsRequest, OutcomeRequest, VoidRequest, SeedRequest, ResetRequest, CorrectionRequest,
+)  # fmt: skip
+
+
+def table_event(body: type[BaseModel]) -> dict[str, Any]:
+    """The OpenAPI description of a table event: what FastAPI would derive from
+    `table: TableId, round: RoundId, body: <body>, authorization: Auth`."""
+
+    def path(name: str) -> dict[str, Any]:
+        schema = {"type": "string", "pattern": ID_PATTERN, "title": name.title()}
+        return {"name": name, "in": "path", "required": True, "schema": schema}
+
+    authorization = {"type": "string", "title": "Authorization"}
+    return {
+        "tags": ["tables"],
+        "openapi_extra": {
+            "parameters": [
+                path("table"),
+                path("round"),
+                {
+                    "name": "Authorization",
+                    "in": "header",
+                    "required": False,
+                    "schema": {"anyOf": [authorization, {"type": "null"}]},
+                },
+            ],
+            "requestBody": request_body(body),
+        },
+    }
+
+
+def request_body(body: type[BaseModel]) -> dict[str, Any]:
+    """The OpenAPI requestBody of a route that reads its body itself (`read_body`)."""
+    schema = {"$ref": f"#/components/schemas/{body.__name__}"}
+    return {"required": True, "content": {"application/json": {"schema": schema}}}
+
+
+async def table_request(
+    request: Request, model: type[Body], tokens: Tokens
+) -> tuple[str, str, Body]:
+    """The table, round and body of a table event. The token first (API.md, Auth: 401,
+    then 403 for another table's round), before anything is said about the body; then a
+    422 naming every bad field (as FastAPI words it: `loc` starts with "path" or "body")."""
+    authorization = request.headers.get("authorization")
+    principal = tokens.principal(authorization)
+    errors: list[dict[str, Any]] = []
+    ids = []
+    for name in ("table", "round"):
+        value = request.path_params[name]
+        if ID_RE.fullmatch(value) is None:  # `$` alone would let a final newline in
+            errors.append({
+                "type": "string_pattern_mismatch", "loc": ("path", name),
+                "msg": f"String should match pattern '{ID_PATTERN}'", "input": value,
+                "ctx": {"pattern": ID_PATTERN},
+            })  # fmt: skip
+        ids.append(value)
+    if errors:  # no table has such an id: its token cannot be anyone's
+        raise RequestValidationError(errors)
+    tokens.allow_table(principal, ids[0])
+    return ids[0], ids[1], await read_body(request, model)
+
+
+async def read_body(request: Request, model: type[Body]) -> Body:
+    """The request's body as `model`, or a 422 naming every bad field. Routes read their
+    body themselves, after the token: FastAPI reads a declared body (and answers 422 for
+    bad JSON) before any dependency runs."""
+    try:
+        return model.model_validate_json(await request.body())
+    except ValidationError as error:
+        errors = [{**e, "loc": ("body", *e["loc"])} for e in error.errors(include_url=False)]
+        raise RequestValidationError(errors) from None
+
+
+def time_range(start: str | None, end: str | None) -> tuple[int, int]:
+    """`from` / `to` query filters (RFC 3339); a bad one is a 422 naming it."""
+    bounds = []
+    for name, text, default in (("from", start, -(2**62)), ("to", end, 2**62)):
+        if text is None:
+            bounds.append(default)
+            continue
+        try:
+            bounds.append(parse_time(text))
+        except ValueError as error:
+            raise InvalidCommandError(f"{name} {error}", ("query", name)) from None
+    return bounds[0], bounds[1]

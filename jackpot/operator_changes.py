@@ -1,0 +1,100 @@
+"""Operator changes to a meter: its next seed, a reset, an audited correction (5.24)."""
+
+from __future__ import annotations
+
+from jackpot.commands import Correct, ResetMeter, SetSeed
+from jackpot.errors import InvalidCommandError
+from jackpot.floor_records import FloorRecords
+from jackpot.money import format_money
+from jackpot.records import (
+    CorrectionRecord,
+    ResetRecord,
+    SeedChange,
+)
+from jackpot.timeline import RESET, Event
+from jackpot.voids import void_final
+
+
+def check_change(floor: FloorRecords, cmd: SetSeed | Correct) -> None:
+    """Refuse, changing nothing, a seed or a correction that the meter's bounds forbid
+    now (dual control checks a proposal so; applying it checks again)."""
+    link = floor.link(cmd.link)
+    meter = link.meters[floor.meter_index(link, cmd.meter)]
+    ceiling = meter.config.ceiling
+    if isinstance(cmd, SetSeed):
+        # The floor file's bound (app/config/floor_file.py): a reset never takes the meter
+        # beyond its ceiling, beyond which contributions go to the reserve (API.md).
+        if ceiling is not None and cmd.seed > ceiling:
+            raise InvalidCommandError(
+                f"seed {format_money(cmd.seed)} is above the meter's ceiling "
+                f"{format_money(ceiling)}",
+                ("seed",),
+            )
+    elif cmd.kind == "adjust":
+        if meter.value + cmd.amount < 0:
+            raise InvalidCommandError("a correction cannot take a meter below zero", ("amount",))
+        if ceiling is not None and cmd.amount > 0 and meter.value + cmd.amount > ceiling:
+            raise InvalidCommandError(
+                f"the correction would take the meter to "
+                f"{format_money(meter.value + cmd.amount)}, above its ceiling "
+                f"{format_money(ceiling)}",
+                ("amount",),
+            )
+    elif cmd.kind == "hand_paid" and cmd.amount <= 0:
+        raise InvalidCommandError("the amount paid must be above zero", ("amount",))
+
+
+def set_seed(floor: FloorRecords, cmd: SetSeed) -> SeedChange:
+    check_change(floor, cmd)
+    link = floor.link(cmd.link)
+    meter = link.meters[floor.meter_index(link, cmd.meter)]
+    before = meter.next_seed if meter.next_seed is not None else meter.seed
+    meter.next_seed = cmd.seed  # takes effect at the meter's next reset (API.md)
+    change = SeedChange(link.id, cmd.meter, before, cmd.seed, floor.now, cmd.by, cmd.reason)
+    floor.seed_changes.append(change)
+    return change
+
+
+def reset_meter(floor: FloorRecords, cmd: ResetMeter) -> ResetRecord:
+    link = floor.link(cmd.link)
+    index = floor.meter_index(link, cmd.meter)
+    reset_id = f"reset/{link.id}/{cmd.meter}/{len(floor.resets) + 1}"
+    # The reset stands at `now` on the timeline: contributions and wins with an
+    # earlier event time still arriving within the hold come before it.
+    event = Event(link.timeline.key(floor.now, RESET, "", 0), award=reset_id, meter=index)
+    record = ResetRecord(reset_id, link.id, cmd.meter, floor.now, cmd.by, cmd.reason, event)
+    floor.resets[reset_id] = record
+    link.timeline.push(event)
+    return record
+
+
+def correct(floor: FloorRecords, cmd: Correct) -> CorrectionRecord:
+    link = floor.link(cmd.link)
+    meter = link.meters[floor.meter_index(link, cmd.meter)]
+    before = meter.value
+    check_change(floor, cmd)
+    if cmd.kind == "adjust":
+        meter.correct(cmd.amount)
+    elif cmd.kind == "hand_paid":
+        meter.pay(cmd.amount, reset=cmd.reset)
+        meter.reset_key = max(meter.reset_key, link.timeline.key(floor.now, RESET, "", 0))
+    elif cmd.kind == "void_round":
+        void_final(floor, cmd)
+    else:
+        raise InvalidCommandError(f"unknown correction {cmd.kind!r}", ("kind",))
+    record = CorrectionRecord(
+        id=f"correction/{len(floor.corrections) + 1}",
+        kind=cmd.kind,
+        link=link.id,
+        meter=cmd.meter,
+        amount=cmd.amount,
+        value_before=before,
+        value_after=meter.value,
+        at=floor.now,
+        by=cmd.by,
+        reason=cmd.reason,
+        table=cmd.table,
+        round=cmd.round,
+    )
+    floor.corrections.append(record)
+    return record
