@@ -25,10 +25,9 @@ from typing import TextIO
 import orjson
 
 from app.state.timefmt import format_time, parse_time
+from app.store.chain import GENESIS
 from app.store.journal import Journal, JournalRow, read_only_journal
 from jackpot.snapshot import canonical_json, loads_exact
-
-GENESIS = "0" * 64
 
 
 def export_line(row: JournalRow, prev_hash: str) -> str:

@@ -24,6 +24,7 @@ import orjson
 
 from app.state.floor_state import FloorConfig, Service
 from app.state.timefmt import format_time
+from app.store.chain import GENESIS
 from app.store.errors import JournalUnavailable
 from app.store.journal import Journal, PostgresJournal, read_only_journal, unpack_bytes
 from app.store.snapshots import load_service, run_aside
@@ -43,7 +44,6 @@ COLUMNS = (
     "awards_withheld", "awards_returned", "seed_from_reserve", "seed_from_house", "house_cover",
     "reset_to_reserve", "corrections", "closing_value", "closing_reserve", "balanced",
 )  # fmt: skip
-GENESIS = "0" * 64
 UNBOUNDED = 2**61  # `from`/`to` beyond this are no bound (app/api/routes.py `time_range`)
 
 

@@ -125,7 +125,7 @@ class Service:
             "round": round_id,
             "closed_at": body["closed_at"],
             "boxes": body["boxes"],
-            "decisions": [_decision(d) for d in decisions],
+            "decisions": [decision_entry(d) for d in decisions],
             "draws": None if draws is None else _draws(draws),
         }
 
@@ -440,7 +440,8 @@ def _fixed_dealt_at(entry: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], i
     return when
 
 
-def _decision(d: BetDecision) -> dict[str, Any]:
+def decision_entry(d: BetDecision) -> dict[str, Any]:
+    """A bet decision as the journal records it (docs/journal.md, bets)."""
     return {
         "box": d.box,
         "status": d.status,
