@@ -683,6 +683,12 @@ def test_verify_joins_the_embedded_server_under_data_dir_while_it_runs(
         assert "OK" in done.stdout
         # Rich's bar: through a pipe (no terminal) it is drawn once, at the end.
         assert "verifying" in done.stderr and "100%" in done.stderr, done.stderr
+        # Without --progress, stderr no terminal: plain text, no bar.
+        plain = subprocess.run(
+            command[:-1], cwd=root, env=env, capture_output=True, text=True, timeout=120
+        )
+        assert plain.returncode == 0 and "OK" in plain.stdout, plain.stdout + plain.stderr
+        assert "verifying" not in plain.stderr and "\x1b" not in plain.stdout + plain.stderr
         run_blocking(_ping(embedded.dsn))  # verify left the server's PostgreSQL running
     finally:
         run_blocking(embedded.stop())
