@@ -157,6 +157,8 @@ async def in_processes(
     jobs: int,
     bar: Progress | None,
 ) -> list[Report]:
+    """The segments side by side, each in a process of its own that reads its entries
+    from PostgreSQL itself; the bar follows the count they share."""
     import concurrent.futures
     import multiprocessing
 

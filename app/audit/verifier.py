@@ -8,10 +8,11 @@ snapshot, no clock: nothing but the entries and the floor configuration) and che
 - the rules: bets re-decided from the boxes as posted (3.4, 3.8, 5.4), draws well-formed
   (4.3-4.5), outcomes re-evaluated from the recorded cards (claims and fixed awards),
   every entry applied, its answer rebuilt and compared with the one recorded (and given);
-- the money: after every entry each touched meter's ledger balances (contributions in =
-  awards out + meter + reserve - house funding), every final award is its share of the
-  meter's value at its instant rounded down to the cent and never above it (4.2, 4.5.1),
-  awards are final in event order (4.5.2), and every reset funds exactly its seed.
+- the money (`Settlement`): after every entry each touched meter's ledger balances
+  (contributions in = awards out + meter + reserve - house funding), every final award is
+  its share of the meter's value at its instant rounded down to the cent and never above
+  it (4.2, 4.5.1), awards are final in event order (4.5.2), and every reset funds exactly
+  its seed.
 
 Where a recorded derived field (decisions, claims, fixed awards) disagrees with the
 rules, the replay goes on with what the rules give, so that one wrong record is named
