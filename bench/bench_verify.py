@@ -16,7 +16,7 @@ alone, reading rows from memory (no database).
 
 With `--jobs N` the same journal and the writer's snapshots are then put in an embedded
 PostgreSQL and verified as `jackpot verify` does, with one process and with N (segments
-cut at snapshots, each in a process of its own, app/audit/verify.py); then as the daily run
+cut at snapshots, each in a process of its own, app/audit/segments.py); then as the daily run
 after a checkpoint does (`--since`, from the snapshot nearest 24 h of floor time before
 the end: the journal needs more than a day of floor time, as the default 1,000,000
 entries at 200 tables give).
@@ -45,13 +45,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.audit.verify import (  # noqa: E402
-    Checkpoint,
-    Verifier,
-    format_report,
-    verify,
-    without_cyclic_gc,
-)
+from app.audit.checkpoint import Checkpoint  # noqa: E402
+from app.audit.report import format_report  # noqa: E402
+from app.audit.segments import without_cyclic_gc  # noqa: E402
+from app.audit.verifier import Verifier  # noqa: E402
+from app.audit.verify import verify  # noqa: E402
 from app.state.floor_state import FloorConfig, Service, TableConfig  # noqa: E402
 from app.store.database import create_pool, migrate, start_embedded  # noqa: E402
 from app.store.journal import JournalRow, PostgresJournal, pack, unpack_bytes  # noqa: E402
@@ -292,7 +290,7 @@ async def from_postgres(config: FloorConfig, journal: ListJournal, jobs: int) ->
                   f"{len(journal.snapshots)} snapshots")  # fmt: skip
             for n in (1, jobs):
                 start = time.perf_counter()
-                report = await verify(stored, config, progress=False, jobs=n, dsn=embedded.dsn)
+                report = await verify(stored, config, jobs=n, dsn=embedded.dsn)
                 elapsed = time.perf_counter() - start
                 print(f"verify --jobs {n}:  {report.entries:,} entries in {elapsed:.1f} s, "
                       f"{report.entries / elapsed:,.0f}/s  "
@@ -307,7 +305,7 @@ async def from_postgres(config: FloorConfig, journal: ListJournal, jobs: int) ->
                 since = Checkpoint(seq, journal.rows[seq - 1].hash,
                                    hashlib.sha256(text.encode()).hexdigest())  # fmt: skip
                 start = time.perf_counter()
-                report = await verify(stored, config, progress=False, jobs=jobs,
+                report = await verify(stored, config, jobs=jobs,
                                       dsn=embedded.dsn, since=since)  # fmt: skip
                 elapsed = time.perf_counter() - start
                 hours = journal.rows[-1].recorded_at_ms - journal.rows[seq - 1].recorded_at_ms

@@ -25,7 +25,8 @@ from typing import TextIO
 import orjson
 
 from app.state.timefmt import format_time, parse_time
-from app.store.journal import GENESIS, Journal, JournalRow, read_only_journal
+from app.store.chain import GENESIS
+from app.store.journal import Journal, JournalRow, read_only_journal
 from jackpot.snapshot import canonical_json, loads_exact
 
 

@@ -12,10 +12,9 @@ from pathlib import Path
 
 import uvicorn
 
-from app.cli.operators import add_parsers as add_operator_parsers
-from app.cli.operators import run as run_operator_command
-from app.cli.simulate import add_parser as add_simulate_parser
-from app.cli.simulate import run as run_simulate
+import app.cli.audit as audit
+import app.cli.operators as operators
+import app.cli.simulate as simulate
 from app.config.demo import DEMO_FLOOR
 
 # The cyclic collector's thresholds. With the defaults it walks the long-lived state
@@ -55,75 +54,24 @@ def main(argv: list[str] | None = None) -> int:
         "--boost", type=int, default=2000, help="jackpot hands this many times likelier"
     )
     demo.add_argument("--rate", type=float, default=0.5, help="rounds per second per table")
-    add_audit_parsers(sub)
-    add_operator_parsers(sub)
-    add_simulate_parser(sub)
+    audit.add_parsers(sub)
+    operators.add_parsers(sub)
+    simulate.add_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "serve":
         return serve_command(args)
     if args.command == "simulate":
-        return run_simulate(args)
+        return simulate.run(args)
     if args.command == "demo":
         return demo_command(args)
     if args.command == "verify":
-        from app.audit.verify import main_verify
-
-        return main_verify(args)
+        return audit.main_verify(args)
     if args.command == "export":
         from app.audit.export import main_export
 
         return main_export(args)
-    code = run_operator_command(args)
+    code = operators.run(args)
     return 2 if code is None else code
-
-
-def add_audit_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """`jackpot verify` and `jackpot export`: read-only, against the journal itself."""
-    for name, text in (
-        ("verify", "replay the whole journal from its entries and check every one"),
-        ("export", "write a period's journal entries, with their hashes, as JSON lines"),
-    ):
-        p = sub.add_parser(name, help=text, description=text)
-        p.add_argument(
-            "--data-dir", type=Path, default=None, help="embedded PostgreSQL (default ./.jackpot)"
-        )
-        p.add_argument("--database-url", default=None, help="default: DATABASE_URL")
-        if name == "verify":
-            p.add_argument(
-                "--config", type=Path, help="floor file (default: JACKPOT_CONFIG, else the demo)"
-            )
-            p.add_argument(
-                "--progress",
-                action=argparse.BooleanOptionalAction,
-                default=None,
-                help="progress bar on stderr (default: when stderr is a terminal)",
-            )
-            p.add_argument(
-                "--jobs",
-                type=int,
-                default=1,
-                help="processes: the journal is cut at stored snapshots into segments "
-                "verified side by side, each ending on the snapshot the next starts from",
-            )
-            p.add_argument(
-                "--file",
-                type=Path,
-                default=None,
-                help="verify a `jackpot export` of the whole journal (JSON lines) instead "
-                "of the database: away from it, on the auditor's own machine",
-            )
-            p.add_argument(
-                "--since",
-                metavar="CHECKPOINT",
-                default=None,
-                help="SEQ:HEAD:SNAPSHOT_SHA256 as an earlier clean run printed it: check "
-                "that the journal still holds that entry's hash and that snapshot, then "
-                "replay only the entries after it",
-            )
-        else:
-            p.add_argument("--from", dest="from_", default=None, help="recorded at or after")
-            p.add_argument("--to", default=None, help="recorded before")
-            p.add_argument("--output", "-o", default=None, help="file (default: stdout)")
 
 
 def serve_command(args: argparse.Namespace) -> int:

@@ -21,8 +21,6 @@ import asyncpg
 from app.store.database import create_pool
 from app.store.errors import DuplicateEntry, JournalUnavailable
 
-GENESIS = "0" * 64  # the previous hash of entry 1 (docs/journal.md)
-
 
 @dataclass(frozen=True, slots=True)
 class JournalRow:

@@ -100,7 +100,7 @@ async def journal_rows(open_journal: Opener) -> list[JournalRow]:
 async def verify_clean(open_journal: Opener) -> None:
     config = floor_config(load_floor(DEMO))
     async with reopened(open_journal) as journal:
-        report = await verify(journal, config, progress=False)
+        report = await verify(journal, config)
         assert report.ok, report.discrepancies
 
 

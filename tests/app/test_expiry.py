@@ -142,7 +142,7 @@ async def test_the_journal_replays_and_verifies_with_expire_entries(
     assert expire["rounds"] == [["T01", "R1"]] and set(expire) == {"kind", "now", "rounds"}
     seq, head = rows[-1].seq, rows[-1].hash
     assert dump_text(replayed(rows), seq, head) == dump_text(writer.service, seq, head)
-    report = await verify(writer.journal, writer.service.config, progress=False)
+    report = await verify(writer.journal, writer.service.config)
     assert report.ok, report.discrepancies
     # R1, R2 and the first wake-up round (T02, no outcome either)
     assert report.expired_rounds == 3 and report.kinds["expire"] == 2

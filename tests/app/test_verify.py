@@ -25,18 +25,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from app.audit.checkpoint import Checkpoint
 from app.audit.export import export_line
+from app.audit.report import Report, first_difference, format_report
 from app.audit.reports import reconciliation
-from app.audit.verify import (
-    Checkpoint,
-    Report,
-    Verifier,
-    first_difference,
-    format_report,
-    main_verify,
-    plan_segments,
-    verify,
-)
+from app.audit.segments import plan_segments
+from app.audit.verifier import Verifier
+from app.audit.verify import verify
+from app.cli.audit import main_verify
 from app.state.floor_state import FloorConfig, Service, TableConfig
 from app.state.views import round_view
 from app.store.journal import JournalRow, MemoryJournal, PostgresJournal, pack
@@ -229,7 +225,7 @@ async def test_an_untouched_journal_verifies_and_replays_the_same_state() -> Non
         dump_service(floor.writer.service, 0, "")
     )
     # verify() over the port gives the same report
-    assert await verify(floor.journal, CONFIG, progress=False) == report
+    assert await verify(floor.journal, CONFIG) == report
     text = format_report(report)
     assert "OK" in text and report.head in text and "link stud meter major" in text
 
@@ -538,7 +534,7 @@ def floor_file(tmp_path: Path) -> Path:
 
 def _write_to_postgres(dsn: str, floor_file: Path, history: Callable[[Floor], Awaitable[T]]) -> T:
     """`history` played into a journal in PostgreSQL, by the writer with our clock."""
-    from app.audit.verify import load_config
+    from app.cli.audit import load_config
 
     async def write() -> T:
         pool = await asyncpg.create_pool(dsn, min_size=1, max_size=2)
@@ -690,7 +686,15 @@ def test_verify_joins_the_embedded_server_under_data_dir_while_it_runs(
             timeout=120,
         )  # fmt: skip
         assert done.returncode == 0, done.stdout + done.stderr
-        assert "OK" in done.stdout and "verifying [" in done.stderr
+        assert "OK" in done.stdout
+        # Rich's bar: through a pipe (no terminal) it is drawn once, at the end.
+        assert "verifying" in done.stderr and "100%" in done.stderr, done.stderr
+        # Without --progress, stderr no terminal: plain text, no bar.
+        plain = subprocess.run(
+            command[:-1], cwd=root, env=env, capture_output=True, text=True, timeout=120
+        )
+        assert plain.returncode == 0 and "OK" in plain.stdout, plain.stdout + plain.stderr
+        assert "verifying" not in plain.stderr and "\x1b" not in plain.stdout + plain.stderr
         run_blocking(_ping(embedded.dsn))  # verify left the server's PostgreSQL running
     finally:
         run_blocking(embedded.stop())
@@ -720,8 +724,8 @@ async def test_segments_from_snapshots_give_the_report_of_one_replay() -> None:
     snapshots = await journal.snapshot_seqs()
     last = floor.writer.seq
     assert len(plan_segments(snapshots, last, 4)) == 3  # four segments
-    whole = await verify(journal, CONFIG, progress=False)
-    parts = await verify(journal, CONFIG, progress=False, jobs=4)
+    whole = await verify(journal, CONFIG)
+    parts = await verify(journal, CONFIG, jobs=4)
     assert whole.ok, format_report(whole)
     assert parts == whole
     assert whole.entries == last and whole.meter_awards > 5
@@ -737,12 +741,12 @@ async def test_a_stored_snapshot_is_checked_not_trusted() -> None:
     state = json.loads(stored)
     state["floor"]["links"]["stud"]["meters"][0]["value"] += 10_000  # one cent more
     journal._snapshots[cut] = (0, pack(canonical_json(state)))
-    report = await verify(journal, CONFIG, progress=False, jobs=2)
+    report = await verify(journal, CONFIG, jobs=2)
     assert not report.ok
     assert [d.kind for d in report.discrepancies][0] == "snapshot"
     assert report.discrepancies[0].seq == cut
     # From the entries alone (one segment) nothing is wrong: the snapshot is what lied.
-    assert (await verify(journal, CONFIG, progress=False)).ok
+    assert (await verify(journal, CONFIG)).ok
 
 
 async def test_an_entry_changed_in_a_later_segment_is_named() -> None:
@@ -762,7 +766,7 @@ async def test_an_entry_changed_in_a_later_segment_is_named() -> None:
         text = await journal.snapshot_at(snapshot_seq)
         assert text is not None
         await forged.save_snapshot(snapshot_seq, 0, pack(text))
-    report = await verify(forged, CONFIG, progress=False, jobs=2)
+    report = await verify(forged, CONFIG, jobs=2)
     assert _seqs(report) == {seq}
 
 
@@ -828,7 +832,7 @@ def _packed_snapshot(dsn: str, seq: int) -> str:
 async def test_a_clean_run_gives_a_checkpoint_and_the_next_run_replays_only_what_follows() -> None:
     floor = await _history_with_snapshots(steps=1_200)
     journal = floor.journal
-    first = await verify(journal, CONFIG, progress=False)
+    first = await verify(journal, CONFIG)
     assert first.ok, format_report(first)
     # The checkpoint is the latest snapshot, its entry's hash and the stored bytes' sha256,
     # recomputed here from the journal itself.
@@ -843,8 +847,8 @@ async def test_a_clean_run_gives_a_checkpoint_and_the_next_run_replays_only_what
 
     await _more(floor, 800)  # the floor goes on
     end = floor.writer.seq
-    full = await verify(journal, CONFIG, progress=False)
-    since = await verify(journal, CONFIG, progress=False, since=first.checkpoint)
+    full = await verify(journal, CONFIG)
+    since = await verify(journal, CONFIG, since=first.checkpoint)
     assert since.ok, format_report(since)
     assert (since.first_seq, since.last_seq, since.entries) == (latest + 1, end, end - latest)
     # Where it ends, it agrees with the replay from entry 1: head, meters, next checkpoint.
@@ -854,7 +858,7 @@ async def test_a_clean_run_gives_a_checkpoint_and_the_next_run_replays_only_what
     assert since.checkpoint == full.checkpoint and since.checkpoint.seq > latest
     assert f"seq {latest + 1:,}..{end:,}" in format_report(since)
     # In segments too.
-    parts = await verify(journal, CONFIG, progress=False, since=first.checkpoint, jobs=3)
+    parts = await verify(journal, CONFIG, since=first.checkpoint, jobs=3)
     assert parts == since
 
 
@@ -873,7 +877,7 @@ def test_from_any_checkpoint_the_replay_ends_where_the_whole_replay_does(
         await History(floor, rng).run(steps)
         journal = floor.journal
         rows = await rows_of(journal)
-        whole = await verify(journal, CONFIG, progress=False)
+        whole = await verify(journal, CONFIG)
         assert whole.ok, format_report(whole)
         seqs = await journal.snapshot_seqs()
         assert seqs and whole.checkpoint is not None and whole.checkpoint.seq == seqs[-1]
@@ -881,7 +885,7 @@ def test_from_any_checkpoint_the_replay_ends_where_the_whole_replay_does(
             text = await journal.snapshot_at(seq)
             assert text is not None
             since = Checkpoint(seq, rows[seq - 1].hash, hashlib.sha256(text.encode()).hexdigest())
-            part = await verify(journal, CONFIG, progress=False, since=since)
+            part = await verify(journal, CONFIG, since=since)
             assert part.ok, format_report(part)
             assert (part.first_seq, part.entries) == (seq + 1, whole.last_seq - seq)
             assert (part.head, part.meters, part.meter_awards, part.pending_awards,
@@ -894,7 +898,7 @@ def test_from_any_checkpoint_the_replay_ends_where_the_whole_replay_does(
 async def test_a_checkpoint_vouches_only_for_the_journal_it_was_taken_on() -> None:
     floor = await _history_with_snapshots(steps=1_200)
     journal = floor.journal
-    checkpoint = (await verify(journal, CONFIG, progress=False)).checkpoint
+    checkpoint = (await verify(journal, CONFIG)).checkpoint
     assert checkpoint is not None
     await _more(floor, 400)
     rows = await rows_of(journal)
@@ -913,7 +917,7 @@ async def test_a_checkpoint_vouches_only_for_the_journal_it_was_taken_on() -> No
     changed = [dataclasses.replace(r) for r in rows]
     seq = next(r.seq for r in changed if r.kind == "bets" and r.seq < checkpoint.seq - 5)
     _tamper(changed, seq, _raise_ante, rechain=True)
-    report = await verify(await forged(changed, snapshots), CONFIG, progress=False,
+    report = await verify(await forged(changed, snapshots), CONFIG,
                           since=checkpoint)  # fmt: skip
     assert not report.ok and report.checkpoint is None
     assert [(d.seq, d.what.split(":")[0]) for d in report.discrepancies] == [
@@ -924,18 +928,18 @@ async def test_a_checkpoint_vouches_only_for_the_journal_it_was_taken_on() -> No
     state["floor"]["links"]["stud"]["meters"][0]["value"] += 10_000
     report = await verify(
         await forged(rows, {**snapshots, checkpoint.seq: canonical_json(state)}),
-        CONFIG, progress=False, since=checkpoint,
+        CONFIG, since=checkpoint,
     )  # fmt: skip
     assert [(d.seq, d.kind) for d in report.discrepancies] == [(checkpoint.seq, "snapshot")]
     # An entry after the checkpoint changed: named as in a replay from entry 1.
     changed = [dataclasses.replace(r) for r in rows]
     seq = next(r.seq for r in changed if r.kind == "bets" and r.seq > checkpoint.seq)
     _tamper(changed, seq, _raise_ante)
-    report = await verify(await forged(changed, snapshots), CONFIG, progress=False,
+    report = await verify(await forged(changed, snapshots), CONFIG,
                           since=checkpoint)  # fmt: skip
     assert _seqs(report) == {seq} and report.checkpoint is None
     # The untouched journal: clean from the checkpoint.
-    assert (await verify(await forged(rows, snapshots), CONFIG, progress=False,
+    assert (await verify(await forged(rows, snapshots), CONFIG,
                          since=checkpoint)).ok  # fmt: skip
 
 
@@ -1019,7 +1023,7 @@ async def test_a_long_random_history_through_the_http_api_verifies_clean() -> No
     changes, resets and corrections, all through the HTTP API; then the journal verifies
     clean from its entries alone."""
     from app.api.application import create_app
-    from app.audit.verify import load_config
+    from app.cli.audit import load_config
     from app.cli.simulated_rounds import bets_body, outcome_body, plan_round, read_tables
     from app.config.demo import DEMO_FLOOR
     from app.config.floor_file import load_floor
@@ -1083,7 +1087,7 @@ async def test_a_long_random_history_through_the_http_api_verifies_clean() -> No
                     r2 = await c.post(f"{path}/corrections", json=body, headers=supervisor)
                 assert r2.is_success, (kind, r2.text)
                 counts[kind] += 1
-        report = await verify(journal, load_config(DEMO_FLOOR), progress=False)
+        report = await verify(journal, load_config(DEMO_FLOOR))
         last = await journal.last()
     assert report.ok, format_report(report)
     assert last is not None and report.entries == last.seq

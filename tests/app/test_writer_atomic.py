@@ -343,7 +343,7 @@ async def run_history(history: list[tuple[Step, int, str | None]], snapshot_ever
         await again.stop()
     assert len(await journal_rows(journal)) == len(rows)  # retries record nothing
     config = floor_config(load_floor(DEMO))
-    report = await verify(journal, config, progress=False)
+    report = await verify(journal, config)
     assert report.ok, report.discrepancies
 
 

@@ -1,0 +1,174 @@
+"""The auditors' commands: `jackpot verify` and `jackpot export`, read-only, against the
+journal itself (docs/journal.md)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from app.config.demo import DEMO_FLOOR
+
+# What `verify` needs is imported when it runs: every `jackpot` command builds this parser,
+# and the replay's modules and Rich would more than double their start-up time.
+if TYPE_CHECKING:
+    from rich.progress import TaskID
+
+    from app.audit.report import Report
+    from app.state.floor_state import FloorConfig
+
+
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`jackpot verify` and `jackpot export`: read-only, against the journal itself."""
+    for name, text in (
+        ("verify", "replay the whole journal from its entries and check every one"),
+        ("export", "write a period's journal entries, with their hashes, as JSON lines"),
+    ):
+        p = sub.add_parser(name, help=text, description=text)
+        p.add_argument(
+            "--data-dir", type=Path, default=None, help="embedded PostgreSQL (default ./.jackpot)"
+        )
+        p.add_argument("--database-url", default=None, help="default: DATABASE_URL")
+        if name == "verify":
+            p.add_argument(
+                "--config", type=Path, help="floor file (default: JACKPOT_CONFIG, else the demo)"
+            )
+            p.add_argument(
+                "--progress",
+                action=argparse.BooleanOptionalAction,
+                default=None,
+                help="progress bar on stderr (default: when stderr is a terminal)",
+            )
+            p.add_argument(
+                "--jobs",
+                type=int,
+                default=1,
+                help="processes: the journal is cut at stored snapshots into segments "
+                "verified side by side, each ending on the snapshot the next starts from",
+            )
+            p.add_argument(
+                "--file",
+                type=Path,
+                default=None,
+                help="verify a `jackpot export` of the whole journal (JSON lines) instead "
+                "of the database: away from it, on the auditor's own machine",
+            )
+            p.add_argument(
+                "--since",
+                metavar="CHECKPOINT",
+                default=None,
+                help="SEQ:HEAD:SNAPSHOT_SHA256 as an earlier clean run printed it: check "
+                "that the journal still holds that entry's hash and that snapshot, then "
+                "replay only the entries after it",
+            )
+        else:
+            p.add_argument("--from", dest="from_", default=None, help="recorded at or after")
+            p.add_argument("--to", default=None, help="recorded before")
+            p.add_argument("--output", "-o", default=None, help="file (default: stdout)")
+
+
+class ProgressBar:
+    """Rich's progress bar on stderr, redrawn at most five times a second; on a stream that
+    is no terminal (`--progress` through a pipe) it shows its last state once, at the end."""
+
+    def __init__(self, out: TextIO) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TaskProgressColumn,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+
+        self.bar = Progress(
+            TextColumn("verifying"),
+            BarColumn(),
+            TaskProgressColumn(),
+            MofNCompleteColumn(),
+            TextColumn("entries"),
+            TimeRemainingColumn(),
+            console=Console(file=out),
+            refresh_per_second=5,
+        )
+        self.task: TaskID | None = None
+
+    def start(self, total: int) -> None:
+        self.task = self.bar.add_task("verifying", total=total)
+        self.bar.start()
+
+    def update(self, done: int) -> None:
+        if self.task is not None:
+            self.bar.update(self.task, completed=done)
+
+    def close(self, done: int) -> None:
+        self.update(done)
+        self.bar.stop()
+
+
+def load_config(path: Path | None) -> FloorConfig:
+    """The floor file: --config, else JACKPOT_CONFIG, else the demo floor (as `serve`)."""
+    from app.config.floor_config import floor_config
+    from app.config.floor_file import load_floor
+    from app.config.settings import Settings
+
+    config = floor_config(load_floor(path or Settings().config or DEMO_FLOOR))
+    return config
+
+
+def main_verify(args: argparse.Namespace) -> int:
+    """`jackpot verify`: 0 when the journal verifies, 1 with discrepancies, 2 on bad input."""
+    from app.audit.checkpoint import Checkpoint
+    from app.audit.export import journal_dsn
+    from app.audit.verify import verify
+    from app.config.floor_file import FloorError
+    from app.store.journal import read_only_journal
+
+    try:
+        config = load_config(args.config)
+    except FloorError as error:
+        print(f"the floor file is not valid:\n{error}", file=sys.stderr)
+        return 2
+    shown = getattr(args, "progress", None)
+    if shown is None:
+        shown = sys.stderr.isatty()
+    # --no-progress, or stderr no terminal by default: the output stays plain text.
+    progress = ProgressBar(sys.stderr) if shown else None
+    jobs = getattr(args, "jobs", None) or 1
+    since = None
+    if getattr(args, "since", None):
+        try:
+            since = Checkpoint.parse(args.since)
+        except ValueError as error:
+            print(f"--since: {error}", file=sys.stderr)
+            return 2
+
+    path = getattr(args, "file", None)
+    if path is not None:
+        from app.audit.export import ExportFile
+
+        if since is not None:
+            print("--since starts from a stored snapshot: not with --file", file=sys.stderr)
+            return 2
+        try:
+            exported = ExportFile(Path(path))
+            return _print(asyncio.run(verify(exported, config, progress=progress)))
+        except (OSError, ValueError) as error:
+            print(f"--file: {error}", file=sys.stderr)
+            return 2
+
+    async def run() -> Report:
+        async with journal_dsn(args) as dsn, read_only_journal(dsn) as journal:
+            return await verify(journal, config, progress=progress, jobs=jobs, dsn=dsn, since=since)
+
+    return _print(asyncio.run(run()))
+
+
+def _print(report: Report) -> int:
+    from app.audit.report import format_report
+
+    print(format_report(report))
+    return 0 if report.ok else 1
