@@ -18,6 +18,8 @@ class Shown:
 
 
 class Announcer(WriterFields):
+    """Shows displays what is committed; tells them when events cannot be recorded."""
+
     __slots__ = ()
 
     def cannot_record(self) -> None:

@@ -20,6 +20,8 @@ log = logging.getLogger("jackpot.writer")
 
 
 class Recovery(Announcer):
+    """Rebuilds the state from the last durable point and answers from the journal."""
+
     __slots__ = ()
 
     async def recover(self) -> int:

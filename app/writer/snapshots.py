@@ -13,6 +13,8 @@ log = logging.getLogger("jackpot.writer")
 
 
 class Snapshots(Recovery):
+    """Takes a snapshot aside and rebases on it once its rows are committed."""
+
     __slots__ = ()
 
     def _snapshot(self) -> None:

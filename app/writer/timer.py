@@ -11,6 +11,8 @@ EXPIRE_BATCH = 1_000  # rounds named by one expire entry
 
 
 class Timer(Snapshots):
+    """Takes the next batch, or wakes for the timer's entries (finalize, expire)."""
+
     __slots__ = ()
 
     async def _next_batch(self) -> list[Submission]:
