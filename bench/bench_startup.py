@@ -32,7 +32,8 @@ from app.state.floor_state import Service  # noqa: E402
 from app.state.timefmt import format_time  # noqa: E402
 from app.store.database import create_pool, migrate, start_embedded  # noqa: E402
 from app.store.journal import PostgresJournal  # noqa: E402
-from app.writer.writer import Submission, Writer  # noqa: E402
+from app.writer.group import Submission  # noqa: E402
+from app.writer.writer import Writer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DECK = [r + s for r in "23456789TJQKA" for s in "SHDC"]
@@ -67,7 +68,7 @@ async def build(
                       "folded": False} for b in range(1, 8)]  # fmt: skip
             pending.append(submission("outcome", table, rnd, {"boxes": hands, "dealer": None}))
         if len(pending) >= 256:
-            await writer._process(pending)
+            await writer.process(pending)
             for sub in pending:
                 if sub.future.done() and sub.future.exception() is None:
                     continue

@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_verify.py [--entries 1000000] [--tables 200]
         [--round-s 60] [--outcome-s 40] [--profile] [--jobs 2]
 
-The journal is written first by the real single writer (app/writer/writer.py: `_process`, driven
+The journal is written first by the real single writer (app/writer/writer.py: `process`, driven
 the way its task drives it, the timer's finalize entries included) at a simulated time:
 a floor of `--tables` tables on two links (casino stud, multi-link stud, three card
 poker, singapore stud) each dealing a round every `--round-s` seconds (give or take a
@@ -53,7 +53,8 @@ from app.audit.verify import verify  # noqa: E402
 from app.state.floor_state import FloorConfig, Service, TableConfig  # noqa: E402
 from app.store.database import create_pool, migrate, start_embedded  # noqa: E402
 from app.store.journal import JournalRow, PostgresJournal, pack, unpack_bytes  # noqa: E402
-from app.writer.writer import Submission, Writer  # noqa: E402
+from app.writer.group import Submission  # noqa: E402
+from app.writer.writer import Writer  # noqa: E402
 from jackpot.config import LinkConfig, MeterConfig, Timing  # noqa: E402
 from jackpot.money import parse_money, parse_rate  # noqa: E402
 from tables.bets import TableSettings  # noqa: E402
@@ -174,7 +175,7 @@ async def write(
     while len(journal.rows) < entries:
         at, _, table, kind, round_id, body = events[0]
         # The writer's timer: it wakes up to finalise (and prune) when that is due.
-        sleep = writer._sleep_s()
+        sleep = writer.sleep_s()
         if sleep is not None and clock[0] + int(sleep * 1000) + 1 < at:
             clock[0] += max(1, int(sleep * 1000) + 1)
             await _process(writer, None)
@@ -209,7 +210,7 @@ async def write(
 async def _process(writer: Writer, sub: Submission | None) -> None:
     """One request (None: the writer's timer), and the snapshot it may have started stored
     before the next, as the server's loop would have done meanwhile."""
-    await writer._process([] if sub is None else [sub])
+    await writer.process([] if sub is None else [sub])
     if writer.snapshot_task is not None:
         await writer.snapshot_task
     if sub is None:

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_writer.py [--groups 200] [--group 64] [--boxes 7] [--profile]
 
-What `Writer._process` costs for a group of bets as the HTTP bench posts them (the demo
+What `Writer.process` costs for a group of bets as the HTTP bench posts them (the demo
 floor's T01 and T02, every box with an ante and a jackpot wager, a new round each): the
 rules check, the contributions, the journal row and its hash, the idempotency record and
 the answer; the journal is a list (no database), the cyclic collector off: nothing waits,
@@ -33,7 +33,8 @@ from app.config.floor_config import floor_config  # noqa: E402
 from app.config.floor_file import load_floor  # noqa: E402
 from app.state.floor_state import Service  # noqa: E402
 from app.state.timefmt import format_time  # noqa: E402
-from app.writer.writer import Submission, Writer  # noqa: E402
+from app.writer.group import Submission  # noqa: E402
+from app.writer.writer import Writer  # noqa: E402
 
 FLOOR = bench_floor()
 START = 1_800_000_000_000
@@ -59,7 +60,7 @@ async def run(groups: int, group: int, boxes: int, profile: cProfile.Profile | N
         started = time.perf_counter()
         if profile is not None:
             profile.enable()
-        await writer._process(subs)
+        await writer.process(subs)
         if profile is not None:
             profile.disable()
         spent += time.perf_counter() - started

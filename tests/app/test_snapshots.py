@@ -21,7 +21,8 @@ from app.config.settings import Settings
 from app.state.floor_state import Service
 from app.store.journal import JournalRow, unpack_bytes
 from app.store.snapshots import dump_packed_aside, dump_text
-from app.writer.writer import GENESIS, Writer
+from app.writer.chain import GENESIS
+from app.writer.writer import Writer
 from jackpot.snapshot import loads_exact
 from tests.app.test_api import DEMO, Clock, bets_body
 from tests.app.test_metrics import FlakyJournal

@@ -1,6 +1,6 @@
 """`jackpot verify` and `jackpot export`: a clean journal verifies, a changed entry is named.
 
-Histories are written by the real single writer (`Writer._process`, the step the writer
+Histories are written by the real single writer (`Writer.process`, the step the writer
 task runs for every group of requests) with a clock the test moves, into the journal
 port (memory, and PostgreSQL for the store-level tests).
 """
@@ -37,7 +37,8 @@ from app.state.floor_state import FloorConfig, Service, TableConfig
 from app.state.views import round_view
 from app.store.journal import JournalRow, MemoryJournal, PostgresJournal, pack
 from app.store.snapshots import dump_service
-from app.writer.writer import Submission, Writer
+from app.writer.group import Submission
+from app.writer.writer import Writer
 from jackpot.config import LinkConfig, MeterConfig, Timing
 from jackpot.money import Money, parse_money, parse_rate
 from jackpot.snapshot import canonical_json
@@ -109,7 +110,7 @@ class Floor:
         await self._process(batch)
 
     async def _process(self, batch: list[Submission]) -> None:
-        await self.writer._process(batch)
+        await self.writer.process(batch)
         if self.writer.snapshot_task is not None:  # stored before the next request
             await self.writer.snapshot_task
         for sub in batch:  # refused requests are part of a history too: not our concern

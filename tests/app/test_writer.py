@@ -26,8 +26,9 @@ from app.state.views import meters, outcome_answer, round_view
 from app.store.errors import JournalUnavailable
 from app.store.journal import JournalRow, MemoryJournal
 from app.store.snapshots import dump_text
+from app.writer.chain import body_sha
 from app.writer.errors import Conflict, Unavailable
-from app.writer.writer import Writer, _sha
+from app.writer.writer import Writer
 from jackpot.errors import JackpotError, UnknownError
 from tables.errors import TablesError
 from tests.app.test_api import DEMO, Clock
@@ -223,7 +224,7 @@ async def test_a_late_retry_refused_by_the_journal_is_answered_from_it_not_the_g
         old = bets(NOW - 1_000)
         seeded = JournalRow(
             seq=1_000, recorded_at_ms=NOW - 1_000, kind="bets", idem_key="T01|OLD|bets",
-            body_sha256=_sha(old), entry="{}", answer='{"first":"answer"}', hash="f" * 64,
+            body_sha256=body_sha(old), entry="{}", answer='{"first":"answer"}', hash="f" * 64,
         )  # fmt: skip
         await MemoryJournal.append(h.journal, [seeded])
         h.journal.gate.clear()
@@ -679,7 +680,7 @@ async def run_schedule(schedule: list[Step]) -> None:
         for (round_id, body, _), result in zip(sent, results, strict=True):
             if result in (200, 201):  # acknowledged: recorded, with this very body
                 row = recorded.get(f"T01|{round_id}|bets")
-                assert row is not None and row.body_sha256 == _sha(body)
+                assert row is not None and row.body_sha256 == body_sha(body)
             else:  # a 503, or a 409: another body was posted first
                 assert result in (Unavailable, Conflict), result
         # Every recorded event was acknowledged, to its first sender.

@@ -18,7 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import app.writer.writer
+import app.writer.answers
+import app.writer.chain
 from app.api.application import create_app
 from app.api.schemas import BetsRequest, OutcomeRequest, VoidRequest
 from app.audit.verify import verify
@@ -71,7 +72,7 @@ def failing(point: str, round_id: str, kind: str = "bets") -> Iterator[None]:
             return view
 
         for name in ("bets_answer", "outcome_answer", "void_answer"):
-            patch(app.writer.writer, name, answer)
+            patch(app.writer.answers, name, answer)
     elif point == "apply":  # the core changes the state, then raises (not a refusal)
 
         def apply(original: Any) -> Any:
@@ -97,7 +98,7 @@ def failing(point: str, round_id: str, kind: str = "bets") -> Iterator[None]:
 
             return text
 
-        patch(app.writer.writer, "canonical_json", canonical)
+        patch(app.writer.chain, "canonical_json", canonical)
     try:
         yield
     finally:
@@ -358,6 +359,24 @@ def test_every_accepted_event_survives_journal_restart_and_replay(
     history: list[tuple[Step, int, str | None]], snapshot_every: int
 ) -> None:
     asyncio.run(run_history(history, snapshot_every))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="known defect (before the writer's split too): a retried outcome whose answer "
+    "view fails after its group is committed makes the writer drop that committed group "
+    "(503, 'cannot record' to displays) instead of failing that one answer",
+)
+def test_a_retried_outcome_whose_answer_fails_is_not_refused_as_unrecordable() -> None:
+    """The history hypothesis found for the property above (it fails as well on the
+    commit before `app/writer` was split)."""
+    history: list[tuple[Step, int, str | None]] = [
+        (("bets", "T01", [(MAX_CENTS, MAX_CENTS, 999_999_999, 0)]), 0, None),
+        (("outcome", 0, True, 0), 9, None),
+        (("outcome", 0, True, 0), 0, "answer"),
+    ]
+    asyncio.run(run_history(history, 3))
 
 
 def test_the_history_strategy_reaches_the_bound_and_big_awards() -> None:

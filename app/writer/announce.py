@@ -1,0 +1,111 @@
+"""What displays are shown: committed wins and meters, and whether events are recorded."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.state.views import award_row, meters
+from app.writer.fields import WriterFields
+from jackpot.records import FINAL, PENDING, VOID, AwardRecord, ResetRecord
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """What displays are shown of a commit: its wins and each link's meter values."""
+
+    wins: list[tuple[str, dict[str, object]]]  # (link, win message)
+    meters: dict[str, dict[str, str]]  # link -> meter -> value
+
+
+class Announcer(WriterFields):
+    """Shows displays what is committed; tells them when events cannot be recorded."""
+
+    __slots__ = ()
+
+    def cannot_record(self) -> None:
+        """A commit failed, or the database probe did (app/api/health.py): say so once, to
+        displays (DESIGN.md: tables void unseen rounds, 5.17) and to /health."""
+        if not self.degraded:
+            self.degraded = True
+            if self.broadcast is not None:
+                self.broadcast.status(None, "degraded", "jackpot system cannot record events")
+
+    def recorded_again(self) -> None:
+        """A commit succeeded, or the probe did (with no traffic, no commit would come)."""
+        if self.degraded:
+            self.degraded = False
+            if self.broadcast is not None:
+                self.broadcast.status(None, "ok", "events are recorded again")
+
+    def announce_recovered(self) -> None:
+        """After recovery: show displays every link's meters and the awards still pending
+        (DESIGN.md, the watermark: screens show "jackpot pending" while one is)."""
+        floor = self.service.floor
+        pending = [award for link in floor.links for award in floor.pending_awards(link)]
+        self._announce(set(floor.links), pending, [])
+
+    def _announce(
+        self,
+        links: set[str],
+        claimed: list[AwardRecord],
+        finalized: list[AwardRecord | ResetRecord],
+    ) -> None:
+        """Show displays entries that are committed, the state being the one they leave."""
+        self._show(self._shown(links, claimed, finalized), finalized)
+
+    def _shown(
+        self,
+        links: set[str],
+        claimed: list[AwardRecord],
+        finalized: list[AwardRecord | ResetRecord],
+    ) -> Shown:
+        """What displays are to be shown of these entries, with the state as they leave it:
+        an award claimed here `pending`, one made final here `final` (DESIGN.md, Broadcast:
+        each once, so a claim made final by the same entries is shown only `final`)."""
+        if self.broadcast is None:
+            return Shown([], {})
+        # Claimed and final here: shown below, once. Claimed and void here: never shown.
+        wins = [(a.link, win(a)) for a in claimed if a.state == PENDING]
+        wins += [
+            (r.link, win(r)) for r in finalized if isinstance(r, AwardRecord) and r.state == FINAL
+        ]
+        # Shown pending, void now (5.20: paid to nobody): "jackpot pending" ends on screens.
+        awards = self.service.floor.awards
+        voided = (awards.get(award_id) for award_id in sorted(self.on_screens))
+        wins += [(a.link, win(a)) for a in voided if a is not None and a.state == VOID]
+        values = {
+            link: {m["meter"]: m["value"] for m in meters(self.service, link)} for link in links
+        }
+        return Shown(wins, values)
+
+    def _show(self, shown: Shown, finalized: list[AwardRecord | ResetRecord]) -> None:
+        rounds = {(a.table, a.round) for a in finalized if isinstance(a, AwardRecord)}
+        for key in rounds:
+            for future in self.waiters.pop(key, []):
+                if not future.done():
+                    future.set_result(None)
+        if self.broadcast is None:
+            return
+        for link, win in shown.wins:
+            if win["state"] == PENDING:
+                self.on_screens.add(str(win["award_id"]))
+            else:
+                self.on_screens.discard(str(win["award_id"]))
+            self.broadcast.win(link, win)
+        for link, values in shown.meters.items():
+            self.broadcast.meters(link, values)
+
+
+def win(award: AwardRecord) -> dict[str, object]:
+    row = award_row(award)
+    return {
+        "state": award.state,
+        "award_id": award.id,
+        "table": award.table,
+        "round": award.round,
+        "box": award.box,
+        "meter": award.meter,
+        "hand": award.hand,
+        **({"amount": row["amount"]} if "amount" in row else {}),
+        "dealt_at": row["dealt_at"],
+    }
