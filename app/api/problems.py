@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.store.errors import JournalUnavailable
-from app.writer.errors import Conflict, Unavailable, Unrecorded
+from app.writer.errors import AnswerFailed, Conflict, Unavailable, Unrecorded
 from jackpot.errors import InvalidCommandError, JackpotError, StateConflictError, UnknownError
 from tables.errors import TablesError
 
@@ -29,6 +29,7 @@ STATUS: list[tuple[type[Exception], int, str]] = [
     # late retry) while the database is away: as unavailable as a write, not a 500.
     (JournalUnavailable, 503, "The journal cannot be reached"),
     (Unrecorded, 500, "Internal error: nothing was recorded"),
+    (AnswerFailed, 500, "Internal error: the event is recorded; retry it for its answer"),
 ]
 
 

@@ -9,6 +9,11 @@ class Unavailable(Exception):
     """The journal cannot be written: nothing was recorded (503)."""
 
 
+class AnswerFailed(Exception):
+    """The event is recorded, but building its answer failed (a bug): 500, and a retry
+    gets the answer (the journal has the event, once)."""
+
+
 class Unrecorded(Exception):
     """Applying an event failed past the core's checks (a bug): the state is back where
     it was and nothing of the event was recorded (500)."""

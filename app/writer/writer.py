@@ -33,7 +33,7 @@ from app.store.errors import DuplicateEntry, JournalUnavailable
 from app.store.journal import JournalRow
 from app.writer.answers import answer_of, entry_of, outcome_now, status_of
 from app.writer.chain import body_sha, loads
-from app.writer.errors import Unavailable
+from app.writer.errors import AnswerFailed, Unavailable
 from app.writer.group import Answer, Group, Submission
 from app.writer.timer import Timer
 from jackpot.errors import JackpotError, StateConflictError, UnknownError
@@ -312,9 +312,20 @@ class Writer(Timer):
         return True
 
     def _answer_group(self, group: Group) -> None:
+        """The group is committed: answer each request. One answer that fails to build
+        fails alone; the group stays committed (its entries are in the journal)."""
         for sub, answer in group.done:
-            if not sub.future.done():
-                sub.future.set_result(answer())
+            if sub.future.done():
+                continue
+            try:
+                result = answer()
+            except Exception as error:
+                log.exception(
+                    "writer: the answer to %s of %s/%s failed", sub.kind, sub.table, sub.round
+                )
+                sub.future.set_exception(AnswerFailed(repr(error)))
+                continue
+            sub.future.set_result(result)
         group.resolve(True)
 
     def _one(

@@ -304,9 +304,11 @@ async def run_history(history: list[tuple[Step, int, str | None]], snapshot_ever
         kind, table, round_id, body = made
         if failure is not None:
             with failing(failure, round_id, kind):
-                # A retry of a recorded event is answered without applying anything.
+                # A retry of a recorded event is answered without applying anything; a
+                # failure building its answer fails that answer alone (AnswerFailed).
                 assert await result(writer.submit(kind, table, round_id, body)) in (
                     "Unrecorded",
+                    "AnswerFailed",
                     200,
                     *REFUSED,
                 )
@@ -361,16 +363,10 @@ def test_every_accepted_event_survives_journal_restart_and_replay(
     asyncio.run(run_history(history, snapshot_every))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="known defect (before the writer's split too): a retried outcome whose answer "
-    "view fails after its group is committed makes the writer drop that committed group "
-    "(503, 'cannot record' to displays) instead of failing that one answer",
-)
 def test_a_retried_outcome_whose_answer_fails_is_not_refused_as_unrecordable() -> None:
-    """The history hypothesis found for the property above (it fails as well on the
-    commit before `app/writer` was split)."""
+    """The history hypothesis found for the property above: a retried outcome whose
+    answer fails to build after its group is committed failed the whole committed group
+    (503s, "cannot record" to displays); now that answer alone fails (500)."""
     history: list[tuple[Step, int, str | None]] = [
         (("bets", "T01", [(MAX_CENTS, MAX_CENTS, 999_999_999, 0)]), 0, None),
         (("outcome", 0, True, 0), 9, None),
