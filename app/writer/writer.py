@@ -28,15 +28,15 @@ import logging
 import time
 from typing import Any
 
-from app.state.timefmt import format_time
 from app.store.errors import DuplicateEntry, JournalUnavailable
 from app.store.journal import JournalRow
 from app.writer.answers import answer_of, entry_of, outcome_now, status_of
 from app.writer.chain import body_sha, loads
 from app.writer.errors import AnswerFailed, Unavailable
 from app.writer.group import Answer, Group, Submission
+from app.writer.left_memory import left_memory
 from app.writer.timer import Timer
-from jackpot.errors import JackpotError, StateConflictError, UnknownError
+from jackpot.errors import JackpotError, UnknownError
 from jackpot.floor import FinalizeResult, OutcomeResult
 from jackpot.records import AwardRecord
 from tables.errors import TablesError
@@ -94,7 +94,7 @@ class Writer(Timer):
             try:
                 row = await self.lookup(sub.idem_key)
                 unknown = row is None and isinstance(error, UnknownError)
-                left = await self._left_memory(sub) if unknown else None
+                left = await left_memory(sub, self.lookup) if unknown else None
             except JournalUnavailable:
                 self.metrics.unavailable([(sub.kind, sub.table)])
                 raise
@@ -109,31 +109,6 @@ class Writer(Timer):
             if row is not None and row.answer is not None:
                 answer = loads(row.answer)
         return status, answer
-
-    async def _left_memory(self, sub: Submission) -> StateConflictError | None:
-        """An outcome or void of a round whose bets are recorded but which has left memory
-        (retain_ms after it settled, was void or expired): a 409 that says so, not "no
-        bets were recorded". DESIGN.md, voids: past that, an audited operator correction."""
-        if sub.kind == "bets" or sub.table is None or sub.round is None:
-            return None
-        key = f"{sub.table}|{sub.round}|"
-        if await self.lookup(key + "bets") is None:
-            return None
-        other = "void" if sub.kind == "outcome" else "outcome"
-        row = await self.lookup(key + other)
-        if row is None:
-            state = "expired (open longer than expire_after with no outcome or void)"
-        else:
-            done = "was void" if other == "void" else "settled"
-            state = f"{done} at {format_time(row.recorded_at_ms)}"
-        what = f"round {sub.round!r} at table {sub.table!r} has left memory: it {state}"
-        if sub.kind == "void":
-            return StateConflictError(
-                f"{what}, so it can no longer be voided by its table; a supervisor's audited "
-                "correction of the meter (POST /v1/links/{link}/meters/{meter}/corrections) "
-                "is the remedy"
-            )
-        return StateConflictError(f"{what}, so its outcome can no longer be recorded")
 
     async def lookup(self, idem_key: str) -> JournalRow | None:
         """The journal's row of an event, for the HTTP handlers. At most `LOOKUPS` at a

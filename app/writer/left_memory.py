@@ -1,0 +1,39 @@
+"""An event for a round that has left memory: whether its bets were recorded, and what
+became of the round, told from the journal (a 409 that says so, not a 404)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from app.state.timefmt import format_time
+from app.store.journal import JournalRow
+from app.writer.group import Submission
+from jackpot.errors import StateConflictError
+
+Lookup = Callable[[str], Awaitable[JournalRow | None]]
+
+
+async def left_memory(sub: Submission, lookup: Lookup) -> StateConflictError | None:
+    """An outcome or void of a round whose bets are recorded but which has left memory
+    (retain_ms after it settled, was void or expired): a 409 that says so, not "no
+    bets were recorded". DESIGN.md, voids: past that, an audited operator correction."""
+    if sub.kind == "bets" or sub.table is None or sub.round is None:
+        return None
+    key = f"{sub.table}|{sub.round}|"
+    if await lookup(key + "bets") is None:
+        return None
+    other = "void" if sub.kind == "outcome" else "outcome"
+    row = await lookup(key + other)
+    if row is None:
+        state = "expired (open longer than expire_after with no outcome or void)"
+    else:
+        done = "was void" if other == "void" else "settled"
+        state = f"{done} at {format_time(row.recorded_at_ms)}"
+    what = f"round {sub.round!r} at table {sub.table!r} has left memory: it {state}"
+    if sub.kind == "void":
+        return StateConflictError(
+            f"{what}, so it can no longer be voided by its table; a supervisor's audited "
+            "correction of the meter (POST /v1/links/{link}/meters/{meter}/corrections) "
+            "is the remedy"
+        )
+    return StateConflictError(f"{what}, so its outcome can no longer be recorded")
