@@ -13,8 +13,10 @@ from jackpot.money import Money, Rate
 
 # The rules an entry is replayed by: entries written before issue 16 have no `version`
 # (1) and replay as they were applied then (docs/journal.md, "Versions"); 2: a round with
-# late bets keeps event time for an on-time win, a void takes effect at the current position.
-SEMANTICS = 2
+# late bets keeps event time for an on-time win, a void takes effect at the current position;
+# 3: a seed, or an adjust, beyond the meter's ceiling is refused (before, applied).
+SEMANTICS = 3
+CEILING_BOUND = 3  # the first version whose seeds and adjusts the ceiling bounds
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +109,7 @@ class SetSeed:
     now: int
     by: str
     reason: str
+    version: int = SEMANTICS
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jackpot.commands import Correct, ResetMeter, SetSeed
+from jackpot.commands import CEILING_BOUND, Correct, ResetMeter, SetSeed
 from jackpot.errors import InvalidCommandError
 from jackpot.floor_records import FloorRecords
 from jackpot.money import format_money
@@ -20,28 +20,27 @@ def check_change(floor: FloorRecords, cmd: SetSeed | Correct) -> None:
     now (dual control checks a proposal so; applying it checks again)."""
     link = floor.link(cmd.link)
     meter = link.meters[floor.meter_index(link, cmd.meter)]
-    ceiling = meter.config.ceiling
-    if isinstance(cmd, SetSeed):
-        # The floor file's bound (app/config/floor_file.py): a reset never takes the meter
-        # beyond its ceiling, beyond which contributions go to the reserve (API.md).
-        if ceiling is not None and cmd.seed > ceiling:
-            raise InvalidCommandError(
-                f"seed {format_money(cmd.seed)} is above the meter's ceiling "
-                f"{format_money(ceiling)}",
-                ("seed",),
-            )
-    elif cmd.kind == "adjust":
-        if meter.value + cmd.amount < 0:
-            raise InvalidCommandError("a correction cannot take a meter below zero", ("amount",))
-        if ceiling is not None and cmd.amount > 0 and meter.value + cmd.amount > ceiling:
-            raise InvalidCommandError(
-                f"the correction would take the meter to "
-                f"{format_money(meter.value + cmd.amount)}, above its ceiling "
-                f"{format_money(ceiling)}",
-                ("amount",),
-            )
-    elif cmd.kind == "hand_paid" and cmd.amount <= 0:
+    if isinstance(cmd, Correct) and cmd.kind == "adjust" and meter.value + cmd.amount < 0:
+        raise InvalidCommandError("a correction cannot take a meter below zero", ("amount",))
+    if isinstance(cmd, Correct) and cmd.kind == "hand_paid" and cmd.amount <= 0:
         raise InvalidCommandError("the amount paid must be above zero", ("amount",))
+    ceiling = meter.config.ceiling
+    if ceiling is None or cmd.version < CEILING_BOUND:
+        return  # no ceiling, or written before the ceiling bounded them: replayed as applied
+    # The floor file's bound (app/config/floor_file.py): a reset never takes the meter
+    # beyond its ceiling, beyond which contributions go to the reserve (API.md).
+    if isinstance(cmd, SetSeed) and cmd.seed > ceiling:
+        raise InvalidCommandError(
+            f"seed {format_money(cmd.seed)} is above the meter's ceiling {format_money(ceiling)}",
+            ("seed",),
+        )
+    after = meter.value + cmd.amount if isinstance(cmd, Correct) else meter.value
+    if isinstance(cmd, Correct) and cmd.kind == "adjust" and cmd.amount > 0 and after > ceiling:
+        raise InvalidCommandError(
+            f"the correction would take the meter to {format_money(after)}, above its "
+            f"ceiling {format_money(ceiling)}",
+            ("amount",),
+        )
 
 
 def set_seed(floor: FloorRecords, cmd: SetSeed) -> SeedChange:

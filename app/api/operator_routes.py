@@ -16,6 +16,7 @@ from app.state.floor_state import Service
 from app.state.operator_views import audit_view, proposal_view
 from app.state.views import Listed, every_award
 from app.writer.writer import Writer
+from jackpot.commands import SEMANTICS
 from jackpot.money import format_money, format_rate, parse_money
 from tables.settle import KINDS
 
@@ -71,6 +72,7 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
             "meter": meter,
             "seed": parse_money(body.seed),
             "reason": body.reason,
+            "version": SEMANTICS,  # the ceiling bounds it (docs/journal.md, versions)
         }
         return await operator_change("seed", change, who.name)
 

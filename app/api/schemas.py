@@ -224,10 +224,10 @@ class CorrectionRequest(Strict):
     def domain(self, link: str, meter: str) -> dict[str, Any]:
         negative = self.amount.startswith("-")
         amount = parse_money(self.amount.lstrip("-"))
-        # void_round reverses at the current position since entry version 2 (journal.md).
-        version = {"version": SEMANTICS} if self.kind == "void_round" else {}
+        # The rules it is applied by (docs/journal.md, versions): void_round reverses at
+        # the current position since 2, the ceiling bounds an adjust since 3.
         return {
-            **version,
+            "version": SEMANTICS,
             "correction": self.kind,
             "link": link,
             "meter": meter,

@@ -74,6 +74,7 @@ def entry_command(entry: Mapping[str, Any], table_link: Callable[[str], str | No
             now,
             entry["by"],
             entry["reason"],
+            entry_version(entry),
         )
     if kind == "reset":
         return ResetMeter(entry["link"], entry["meter"], now, entry["by"], entry["reason"])
@@ -87,8 +88,9 @@ def entry_command(entry: Mapping[str, Any], table_link: Callable[[str], str | No
 
 
 def entry_version(entry: Mapping[str, Any]) -> int:
-    """The rules an outcome, void or correct entry replays by (docs/journal.md, versions):
-    absent in entries written before issue 16, which replay as they were applied then."""
+    """The rules an outcome, void, seed or correct entry replays by (docs/journal.md,
+    versions): absent in entries written before issue 16, which replay as they were
+    applied then."""
     version = entry.get("version", 1)
     if type(version) is not int or not 1 <= version <= SEMANTICS:
         raise ValueError(f"entry version {version!r} is not 1 to {SEMANTICS}")

@@ -39,6 +39,7 @@ from app.store.journal import JournalRow, MemoryJournal, PostgresJournal, pack
 from app.store.snapshots import dump_service
 from app.writer.group import Submission
 from app.writer.writer import Writer
+from jackpot.commands import SEMANTICS
 from jackpot.config import LinkConfig, MeterConfig, Timing
 from jackpot.money import Money, parse_money, parse_rate
 from jackpot.snapshot import canonical_json
@@ -191,7 +192,8 @@ async def small_history(floor: Floor) -> dict[str, int]:
         "outcome", "T05", "R1", {"boxes": [hand(2, "8S 6D 5C 3H 2D", floor.now)], "dealer": None}
     )
     await floor.post("seed", None, None,
-                     {"link": "stud", "meter": "major", "seed": m("12000.00"), "reason": "promo"},
+                     {"link": "stud", "meter": "major", "seed": m("12000.00"), "reason": "promo",
+                      "version": SEMANTICS},  # as the route writes it
                      by="sam")  # fmt: skip
     await floor.later(5_000)
     await floor.post("reset", None, None, {"link": "stud", "meter": "minor", "reason": "audit"},
