@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from dataclasses import dataclass
 
-from app.state.views import award_row, meters
+from app.state.views import award_row, has_pending, meters
 from app.writer.fields import WriterFields
 from jackpot.records import FINAL, PENDING, VOID, AwardRecord, ResetRecord
 
@@ -36,6 +38,19 @@ class Announcer(WriterFields):
             self.degraded = False
             if self.broadcast is not None:
                 self.broadcast.status(None, "ok", "events are recorded again")
+
+    async def wait_final(self, table: str, round_id: str, timeout: float) -> None:
+        """Wait until the round has no pending meter award, or the timeout."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while has_pending(self.service, table, round_id):
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return
+            future: asyncio.Future[None] = loop.create_future()
+            self.waiters.setdefault((table, round_id), []).append(future)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(future, remaining)
 
     def announce_recovered(self) -> None:
         """After recovery: show displays every link's meters and the awards still pending

@@ -117,21 +117,6 @@ class Writer(Timer):
         async with self.lookups:
             return await self.journal.lookup(idem_key)
 
-    async def wait_final(self, table: str, round_id: str, timeout: float) -> None:
-        """Wait until the round has no pending meter award, or the timeout."""
-        from app.state.views import has_pending
-
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while has_pending(self.service, table, round_id):
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                return
-            future: asyncio.Future[None] = loop.create_future()
-            self.waiters.setdefault((table, round_id), []).append(future)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(future, remaining)
-
     async def _run(self) -> None:
         while True:
             batch = await self._next_batch()  # [] when it is time to finalise
