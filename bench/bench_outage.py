@@ -35,36 +35,16 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_floor import bench_floor  # noqa: E402
-from bench_http import free_port, wait_health, wrk  # noqa: E402  (sibling scripts)
+from bench_http import BETS_LUA, free_port, wait_health, wrk  # noqa: E402  (sibling scripts)
 from bench_startup import Clock, build  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 OPERATOR = {"Authorization": "Bearer demo-operator"}
 
-BETS_T02 = textwrap.dedent(
-    """
-    local counter = 0
-    local thread_id = 0
-    setup = function(thread)
-      thread_id = thread_id + 1
-      thread:set("tid", thread_id)
-    end
-    request = function()
-      counter = counter + 1
-      local boxes = {}
-      for b = 1, 7 do
-        boxes[b] = string.format('{"box":%d,"ante":"10.00","jackpot":"1.00"}', b)
-      end
-      local body = string.format('{"closed_at":"%s","boxes":[%s]}',
-        os.date("!%Y-%m-%dT%H:%M:%S.000Z"), table.concat(boxes, ","))
-      local headers = {["Content-Type"] = "application/json",
-                       ["Authorization"] = "Bearer demo-table-T02"}
-      local path = string.format("/v1/tables/T02/rounds/B%s-%d-%d/bets", RUN, tid, counter)
-      return wrk.format("POST", path, headers, body)
-    end
-    """
-)
+# bench_http's bets script, at table T02 alone (T01 is the one that floods).
+BETS_T02 = BETS_LUA.replace('local tables = {"T01", "T02"}', 'local tables = {"T02", "T02"}')
+assert BETS_T02 != BETS_LUA
 
 UNKNOWN_OUTCOMES = textwrap.dedent(
     """

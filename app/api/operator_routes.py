@@ -49,7 +49,9 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
         return JSONResponse(meter_view(service(), link, meter))
 
     async def operator_change(kind: str, body: dict[str, Any], by: str) -> JSONResponse:
-        """A supervisor's change: at once, or with dual control a proposal (202)."""
+        """A supervisor's change of a meter: at once, or with dual control a proposal
+        (202); 404 for an unknown link or meter before anything is submitted."""
+        meter_view(service(), body["link"], body["meter"])
         if writer.service.config.dual_control:
             change = {"kind": kind, **body}
             _, answer = await writer.submit("propose", None, None, {"change": change}, by=by)
@@ -66,7 +68,6 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
         link: TableId, meter: TableId, request: Request, who: Principal = by_supervisor
     ) -> JSONResponse:
         body = await read_body(request, SeedRequest)
-        meter_view(service(), link, meter)  # 404 for an unknown link or meter
         change = {
             "link": link,
             "meter": meter,
@@ -85,7 +86,6 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
         link: TableId, meter: TableId, request: Request, who: Principal = by_supervisor
     ) -> JSONResponse:
         body = await read_body(request, ResetRequest)
-        meter_view(service(), link, meter)
         return await operator_change(
             "reset", {"link": link, "meter": meter, "reason": body.reason}, who.name
         )
@@ -100,7 +100,6 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
     ) -> JSONResponse:
         """An audited correction (5.24): adjust, hand_paid (5.18.1) or void_round."""
         body = await read_body(request, CorrectionRequest)
-        meter_view(service(), link, meter)
         return await operator_change("correct", body.domain(link, meter), who.name)
 
     @api.get("/v1/changes", tags=["operators"])

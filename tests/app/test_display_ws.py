@@ -24,6 +24,7 @@ from app.display.broadcaster import Broadcaster, MemoryBackend
 from app.display.routes import display_router
 from app.store.journal import JournalRow, MemoryJournal
 from tests.app.test_api import DEMO, T01, Clock
+from tests.app.test_exact import KeptJournal
 
 QUIET = 3600.0
 
@@ -339,18 +340,27 @@ async def test_a_royal_flush_posted_after_hold_reaches_screens_final_once() -> N
             assert state["pending"] == []
 
 
+async def post_a_pending_royal_flush(client: httpx.AsyncClient, clock: Clock) -> None:
+    """R0's and R1's bets at T01, then R1's royal flush: pending, as R0 (closed first)
+    stays open and holds it back (DESIGN.md, the watermark)."""
+    boxes = [{"box": 1, "ante": "10.00", "jackpot": "1.00"}]
+    for round_id in ("R0", "R1"):
+        bets = {"closed_at": clock.at(), "boxes": boxes}
+        r = await client.post(f"/v1/tables/T01/rounds/{round_id}/bets", json=bets, headers=T01)
+        assert r.status_code == 200, r.text
+        clock.now += 1
+    cards = ["AH", "KH", "QH", "JH", "TH"]
+    outcome = {"boxes": [{"box": 1, "dealt_at": clock.at(5), "cards": cards}]}
+    r = await client.post("/v1/tables/T01/rounds/R1/outcome", json=outcome, headers=T01)
+    assert [a["state"] for a in r.json()["awards"]] == ["pending"]
+
+
 async def test_a_restarted_writer_shows_screens_the_awards_still_pending() -> None:
     """DESIGN.md "the watermark": while an award is pending, displays show "jackpot
     pending". A writer that recovers a pending award from the journal shows it to new
     screens at once, not only once it becomes final."""
 
-    class KeptJournal(MemoryJournal):
-        async def close(self) -> None:  # the second server reads what the first wrote
-            pass
-
     clock, journal = Clock(), KeptJournal()
-    boxes = [{"box": 1, "ante": "10.00", "jackpot": "1.00"}]
-
     def started() -> FastAPI:
         broadcaster = Broadcaster(MemoryBackend(), coalesce_ms=10, ping_s=QUIET)
         app = create_app(Settings(), load_floor(DEMO), journal=journal, broadcaster=broadcaster)
@@ -361,18 +371,8 @@ async def test_a_restarted_writer_shows_screens_the_awards_still_pending() -> No
     async with first.router.lifespan_context(first):
         transport = httpx.ASGITransport(app=first)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
-            # R0 stays open (closed first): it holds R1's royal flush pending.
-            for round_id in ("R0", "R1"):
-                bets = {"closed_at": clock.at(), "boxes": boxes}
-                url = f"/v1/tables/T01/rounds/{round_id}/bets"
-                r = await client.post(url, json=bets, headers=T01)
-                assert r.status_code == 200, r.text
-                clock.now += 1
-            cards = ["AH", "KH", "QH", "JH", "TH"]
-            outcome = {"boxes": [{"box": 1, "dealt_at": clock.at(5), "cards": cards}]}
             first.state.writer.outcome_wait_s = 0.01
-            r = await client.post("/v1/tables/T01/rounds/R1/outcome", json=outcome, headers=T01)
-            assert [a["state"] for a in r.json()["awards"]] == ["pending"]
+            await post_a_pending_royal_flush(client, clock)
     second = started()
     async with second.router.lifespan_context(second):
         transport = httpx.ASGITransport(app=second)
@@ -429,18 +429,7 @@ async def test_a_void_of_a_pending_royal_flush_reaches_screens_void_once_after_i
         screen = broadcaster.subscribe("stud")
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
-            boxes = [{"box": 1, "ante": "10.00", "jackpot": "1.00"}]
-            # R0 stays open (closed first): it holds R1's royal flush pending.
-            for round_id in ("R0", "R1"):
-                bets = {"closed_at": clock.at(), "boxes": boxes}
-                url = f"/v1/tables/T01/rounds/{round_id}/bets"
-                r = await client.post(url, json=bets, headers=T01)
-                assert r.status_code == 200, r.text
-                clock.now += 1
-            cards = ["AH", "KH", "QH", "JH", "TH"]
-            outcome = {"boxes": [{"box": 1, "dealt_at": clock.at(5), "cards": cards}]}
-            r = await client.post("/v1/tables/T01/rounds/R1/outcome", json=outcome, headers=T01)
-            assert [a["state"] for a in r.json()["awards"]] == ["pending"]
+            await post_a_pending_royal_flush(client, clock)
             await asyncio.sleep(0.05)  # a coalescing window
             state = (await client.get("/v1/links/stud")).json()
             assert [w["award_id"] for w in state["pending"]] == [award]
