@@ -361,6 +361,7 @@ async def test_a_restarted_writer_shows_screens_the_awards_still_pending() -> No
     screens at once, not only once it becomes final."""
 
     clock, journal = Clock(), KeptJournal()
+
     def started() -> FastAPI:
         broadcaster = Broadcaster(MemoryBackend(), coalesce_ms=10, ping_s=QUIET)
         app = create_app(Settings(), load_floor(DEMO), journal=journal, broadcaster=broadcaster)
