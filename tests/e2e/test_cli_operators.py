@@ -22,7 +22,7 @@ import pytest
 
 from app.cli import operators
 from app.state.timefmt import format_time
-from tests.app.test_crash import JACKPOT, ROOT, free_port, wait_healthy
+from tests.e2e.support import JACKPOT, ROOT, free_port, wait_healthy
 
 pytestmark = [pytest.mark.integration]
 

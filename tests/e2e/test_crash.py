@@ -11,12 +11,10 @@ import random
 import re
 import shutil
 import signal
-import socket
 import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import cast
@@ -25,19 +23,12 @@ import httpx
 import pytest
 
 from app.state.timefmt import format_time
+from tests.e2e.support import JACKPOT, ROOT, free_port, wait_healthy
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parents[2]
-JACKPOT = str(Path(sys.executable).parent / "jackpot")
 TOKENS = {"T01": "demo-table-T01", "T02": "demo-table-T02"}
 OPERATOR = {"Authorization": "Bearer demo-operator"}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def start(data: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
@@ -71,26 +62,6 @@ def start(data: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
             stdout=out,
             stderr=out,
         )
-
-
-def wait_healthy(
-    port: int,
-    proc: subprocess.Popen[bytes],
-    seconds: float = 120,
-    why: Callable[[], str] = lambda: "",
-) -> None:
-    """Until `/health` answers 200; fails at once if the process exits (`why`: what to
-    show then, e.g. the end of its log)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, f"the server exited {proc.returncode}:\n{why()}"
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError(f"no healthy server within {seconds} s:\n{why()}")
 
 
 def body(boxes: int) -> dict[str, object]:

@@ -26,12 +26,11 @@ import httpx
 import pytest
 from websockets.asyncio.client import connect
 
-from tests.app.test_crash import free_port, wait_healthy
 from tests.conftest import server_folder
+from tests.e2e.support import ROOT, free_port, wait_healthy
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parents[2]
 STARTUP_S = 300  # pip installing into a new venv, then initdb: about a minute here
 CLIMB_S = 30  # the simulated tables post a round every two seconds each
 STOP_S = 60  # the simulator finishes its rounds in hand, the server drains

@@ -16,9 +16,10 @@ from playwright.async_api import Page, async_playwright, expect
 
 from app.display.broadcaster import Broadcaster, MemoryBackend
 from app.display.routes import display_router
+from tests.e2e.support import ROOT
 
 CHROMIUM = Path("/usr/bin/chromium")
-ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
+ARTIFACTS = ROOT / "artifacts"
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(

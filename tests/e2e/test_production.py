@@ -29,11 +29,10 @@ import httpx
 import pytest
 
 from app.state.timefmt import format_time
-from tests.app.test_crash import free_port, wait_healthy
+from tests.e2e.support import ROOT, free_port, wait_healthy
 
 pytestmark = [pytest.mark.production, pytest.mark.integration]
 
-ROOT = Path(__file__).resolve().parents[2]
 LOCK = ROOT / "deploy" / "requirements.lock"
 DOCKERFILE = ROOT / "deploy" / "Dockerfile"
 CACHE = ROOT / ".venv-prod"

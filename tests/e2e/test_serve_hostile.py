@@ -28,8 +28,8 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from app.display.broadcaster import Broadcaster
 from app.display.redis_backend import RedisBackend
+from tests.e2e.support import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "app" / "demo" / "floor.toml"
 JACKPOT = str(Path(sys.executable).parent / "jackpot")
 TOKEN = "display-s3cret-4f9a"

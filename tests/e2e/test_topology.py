@@ -41,8 +41,8 @@ from app.config.floor_file import load_floor
 from app.config.settings import Settings
 from app.state.timefmt import format_time
 from app.store.journal import MemoryJournal
+from tests.e2e.support import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "app" / "demo" / "floor.toml"
 JACKPOT = str(Path(sys.executable).parent / "jackpot")
 T01 = {"Authorization": "Bearer demo-table-T01"}

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from jackpot.commands import Command
 from jackpot.floor import Floor
 from jackpot.snapshot import dump
-from tests.jackpot.support import (
+from tests.unit.jackpot.support import (
     ROYAL,
     STRAIGHT_FLUSH,
     TIMING,

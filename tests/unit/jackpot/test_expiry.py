@@ -12,7 +12,7 @@ from jackpot.errors import JackpotError, StateConflictError
 from jackpot.floor import ExpireResult, Floor
 from jackpot.records import EXPIRED, FINAL, OPEN, VOID
 from jackpot.snapshot import canonical_json, dump, load
-from tests.jackpot.support import ROYAL, TIMING, bets, finalize, m, outcome, stud_link, void
+from tests.unit.jackpot.support import ROYAL, TIMING, bets, finalize, m, outcome, stud_link, void
 
 AFTER = TIMING.expire_after_ms  # 10 round timeouts by default: 30 minutes
 RETAIN = 600_000

@@ -8,7 +8,7 @@ from jackpot.errors import ClockSkewError, StaleRoundError, StateConflictError, 
 from jackpot.floor import Floor
 from jackpot.records import FINAL, PENDING, VOID
 from jackpot.snapshot import dump, load
-from tests.jackpot.support import (
+from tests.unit.jackpot.support import (
     ROYAL,
     STRAIGHT_FLUSH,
     TIMING,

@@ -14,7 +14,7 @@ from jackpot.floor import FinalizeResult, Floor
 from jackpot.money import CENT, RATE_SCALE, Money, floor_cents
 from jackpot.records import FINAL, OPEN, AwardRecord
 from jackpot.snapshot import canonical_json, dump, load
-from tests.jackpot.support import (
+from tests.unit.jackpot.support import (
     ROYAL,
     STRAIGHT_FLUSH,
     TIMING,

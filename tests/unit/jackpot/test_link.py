@@ -13,7 +13,7 @@ from jackpot.errors import InvalidCommandError
 from jackpot.floor import Floor
 from jackpot.money import Rate
 from jackpot.snapshot import dump, load
-from tests.jackpot.support import ROYAL, STRAIGHT_FLUSH, TIMING, bets, m, outcome, stud_link
+from tests.unit.jackpot.support import ROYAL, STRAIGHT_FLUSH, TIMING, bets, m, outcome, stud_link
 
 # (what, its argument, its event time): bets of a wager (a contribution), a win of a share
 # at the oldest round still open, an operator reset, a seed change. Event times interleave

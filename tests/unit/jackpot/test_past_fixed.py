@@ -6,7 +6,7 @@ from __future__ import annotations
 from jackpot.commands import Finalize, FixedAward, RecordOutcome
 from jackpot.records import PastFixed
 from jackpot.snapshot import canonical_json, dump, load
-from tests.jackpot.support import TIMING, bets, floor, m, stud_link, void
+from tests.unit.jackpot.support import TIMING, bets, floor, m, stud_link, void
 
 FOUR = FixedAward(1, "fixed", "four_of_a_kind", m("500.00"), dealt_at=1_050)
 FLUSH = FixedAward(2, "fixed", "flush", m("100.00"), dealt_at=1_060)

@@ -11,7 +11,7 @@ from jackpot.commands import Command, Correct, Finalize, ResetMeter, SetSeed
 from jackpot.errors import JackpotError
 from jackpot.money import Money
 from jackpot.reconcile import Ledger, reconcile
-from tests.jackpot.support import ROYAL, STRAIGHT_FLUSH, bets, floor, m, outcome, void
+from tests.unit.jackpot.support import ROYAL, STRAIGHT_FLUSH, bets, floor, m, outcome, void
 
 OPS = st.sampled_from(
     ["bets", "win", "void", "tick", "seed", "reset", "adjust", "hand_paid", "void_final"]

@@ -20,7 +20,7 @@ from jackpot.errors import JackpotError
 from jackpot.floor import Floor, VoidResult
 from jackpot.records import FINAL, PENDING, SETTLED, VOID
 from jackpot.timeline import RESET, WIN
-from tests.jackpot.support import ROYAL, STRAIGHT_FLUSH, TIMING, bets, floor, m, outcome, void
+from tests.unit.jackpot.support import ROYAL, STRAIGHT_FLUSH, TIMING, bets, floor, m, outcome, void
 
 OPS = st.sampled_from(["bets", "bets", "win", "settle", "void", "tick", "reset", "adjust"])
 

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-SOURCES = sorted((Path(__file__).parents[2] / "tables").glob("*.py"))
+from tests.support import ROOT
+
+SOURCES = sorted((ROOT / "tables").glob("*.py"))
 ALLOWED = {"__future__", "collections", "collections.abc", "dataclasses", "enum", "itertools",
            "typing", "jackpot.money"}  # fmt: skip
 FORBIDDEN_NAMES = {"float", "open", "print", "input"}

@@ -17,8 +17,8 @@ from app.config.floor_file import parse_floor
 from app.config.settings import Settings
 from app.state.timefmt import parse_time
 from app.store.journal import MemoryJournal
-from tests.app.test_api import DEMO, OPERATOR, SUPERVISOR, T01, Clock, bets_body
-from tests.app.test_operators import make_client
+from tests.integration.app.support import make_client
+from tests.support import DEMO, OPERATOR, SUPERVISOR, T01, Clock, bets_body
 
 T02 = {"Authorization": "Bearer demo-table-T02"}
 T04 = {"Authorization": "Bearer demo-table-T04"}

@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from app.store.journal import MemoryJournal
-from tests.app.test_api import OPERATOR, Clock, bets_body
-from tests.app.test_operators import make_client
+from tests.integration.app.support import make_client
+from tests.support import OPERATOR, Clock, bets_body
 
 T01 = {"Authorization": "Bearer demo-table-T01"}
 T02 = {"Authorization": "Bearer demo-table-T02"}

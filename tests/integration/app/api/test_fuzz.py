@@ -7,7 +7,6 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -27,8 +26,7 @@ from app.api.application import create_app
 from app.config.floor_file import load_floor
 from app.config.settings import Settings
 from app.store.journal import MemoryJournal
-
-DEMO = Path(__file__).resolve().parents[2] / "app" / "demo" / "floor.toml"
+from tests.support import DEMO
 
 
 def _free_port() -> int:

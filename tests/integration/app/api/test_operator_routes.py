@@ -5,16 +5,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import AsyncIterator
 from decimal import Decimal
-from pathlib import Path
 
 import httpx
 import pytest
 
-from app.api.application import create_app
-from app.config.floor_file import parse_floor
-from app.config.settings import Settings
 from app.store.journal import MemoryJournal
-from tests.app.test_api import DEMO, Clock, bets_body
+from tests.integration.app.support import make_client
+from tests.support import Clock, bets_body
 
 TABLE = {"Authorization": "Bearer demo-table-T01"}
 T02 = {"Authorization": "Bearer demo-table-T02"}
@@ -43,22 +40,6 @@ ENDPOINTS = [
     ("GET", "/v1/changes", None, "operator"),
     ("GET", "/v1/journal/head", None, "operator"),
 ]
-
-
-async def make_client(
-    clock: Clock, dual: bool, journal: MemoryJournal | None = None
-) -> AsyncIterator[httpx.AsyncClient]:
-    text = Path(DEMO).read_text()
-    if dual:
-        text = text.replace("dual_control = false", "dual_control = true")
-    app = create_app(Settings(), parse_floor(text), journal=journal or MemoryJournal())
-    app.state.writer.clock = clock
-    app.state.writer.outcome_wait_s = 0.2
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c,
-    ):
-        yield c
 
 
 @pytest.fixture

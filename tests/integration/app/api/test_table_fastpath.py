@@ -22,7 +22,7 @@ from app.config.floor_file import load_floor
 from app.config.settings import Settings
 from app.state.timefmt import format_time
 from app.store.journal import MemoryJournal
-from tests.app.test_api import DEMO, T01, T02
+from tests.support import DEMO, T01, T02
 
 START = 1_800_000_000_000
 HEADERS = ("content-type", "www-authenticate", "retry-after", "allow", "location")

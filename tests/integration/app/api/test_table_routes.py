@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from pathlib import Path
-from typing import Any
 
 import httpx
 import orjson
@@ -13,29 +11,9 @@ import pytest
 from app.api.application import create_app
 from app.config.floor_file import load_floor
 from app.config.settings import Settings
-from app.state.timefmt import format_time
 from app.store.journal import MemoryJournal
 from jackpot.money import format_money
-
-DEMO = Path(__file__).resolve().parents[2] / "app" / "demo" / "floor.toml"
-T01 = {"Authorization": "Bearer demo-table-T01"}
-T02 = {"Authorization": "Bearer demo-table-T02"}
-T03 = {"Authorization": "Bearer demo-table-T03"}
-OPERATOR = {"Authorization": "Bearer demo-operator"}
-SUPERVISOR = {"Authorization": "Bearer demo-supervisor"}
-
-
-class Clock:
-    """The writer's clock, moved by the test (the domain never reads a clock itself)."""
-
-    def __init__(self) -> None:
-        self.now = 1_800_000_000_000
-
-    def __call__(self) -> int:
-        return self.now
-
-    def at(self, offset_ms: int = 0) -> str:
-        return format_time(self.now + offset_ms)
+from tests.support import DEMO, OPERATOR, SUPERVISOR, T01, T02, Clock, bets_body
 
 
 @pytest.fixture
@@ -52,13 +30,6 @@ async def client(clock: Clock) -> AsyncIterator[httpx.AsyncClient]:
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
             yield c
-
-
-def bets_body(clock: Clock, *boxes: tuple[int, str, str]) -> dict[str, Any]:
-    return {
-        "closed_at": clock.at(),
-        "boxes": [{"box": b, "ante": a, "jackpot": j} for b, a, j in boxes],
-    }
 
 
 async def test_bets_answer_per_api_md(client: httpx.AsyncClient, clock: Clock) -> None:

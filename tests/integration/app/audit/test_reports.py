@@ -21,9 +21,8 @@ from app.store.journal import JournalRow, MemoryJournal, pack
 from app.store.snapshots import dump_text
 from app.writer.writer import Writer
 from jackpot.reconcile import Ledger, reconcile
-from tests.app.test_api import DEMO, Clock
-from tests.app.test_snapshots import replayed
-from tests.app.test_writer import NOW, bets, outcome_body
+from tests.integration.app.writer.support import NOW, bets, outcome_body
+from tests.support import DEMO, Clock, replayed
 
 ROYAL = ["AH", "KH", "QH", "JH", "TH"]
 UNBOUNDED = 2**62

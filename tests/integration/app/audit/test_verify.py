@@ -46,6 +46,7 @@ from jackpot.snapshot import canonical_json
 from tables.bets import TableSettings
 from tables.cards import DECK
 from tables.games import game
+from tests.support import ROOT
 
 START = 1_800_000_000_000
 T = TypeVar("T")
@@ -683,7 +684,7 @@ def test_verify_joins_the_embedded_server_under_data_dir_while_it_runs(
         command = [sys.executable, "-m", "app.cli", "verify", "--config", str(floor_file),
                    "--data-dir", str(pg_folder), "--progress"]  # fmt: skip
         env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
-        root = Path(__file__).resolve().parents[2]
+        root = ROOT
         done = subprocess.run(
             command, cwd=root, env=env, capture_output=True, text=True,
             timeout=120,
@@ -1184,8 +1185,8 @@ async def test_issue_16_edges_pay_by_deal_order_and_void_at_the_current_position
 
 def test_a_journal_written_before_issue_16_replays_as_it_was_applied() -> None:
     """Entries without `version` (1) replay by the rules they were written under: the same
-    edges, journaled by the code before issue 16 (tests/app/data), verify clean and give
-    back the amounts that code paid (printed by it when it wrote the file)."""
+    edges, journaled by the code before issue 16 (the `data` folder here), verify clean and
+    give back the amounts that code paid (printed by it when it wrote the file)."""
     path = Path(__file__).parent / "data" / "journal_v1_edges.jsonl"
     rows = [JournalRow(**json.loads(line)) for line in path.read_text().splitlines()]
     assert not any("version" in json.loads(row.entry) for row in rows)

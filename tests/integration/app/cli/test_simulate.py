@@ -9,7 +9,6 @@ import re
 from collections import Counter
 from collections.abc import AsyncIterator
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -26,8 +25,8 @@ from tables.cards import Card
 from tables.evaluate import Category, evaluate, three_card_progressive_hand
 from tables.games import GameId, game
 from tables.hands import BoxHand, DealerHand, check_hands
+from tests.support import DEMO
 
-DEMO = Path(__file__).resolve().parents[2] / "app" / "demo" / "floor.toml"
 SPECS = {spec.game: spec for spec in read_tables(DEMO)}
 MONEY = re.compile(r"^(0|[1-9][0-9]*)\.[0-9]{2}$")
 TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")

@@ -28,7 +28,7 @@ from app.config.floor_file import load_floor
 from app.config.settings import Settings
 from app.display.broadcaster import Broadcaster, MemoryBackend, SlowConsumer, Subscription
 from app.display.redis_backend import RedisBackend
-from tests.app.test_api import DEMO
+from tests.support import DEMO
 
 METERS = [("major", "Major"), ("minor", "Minor")]
 QUIET = 3600.0  # ping interval for tests that count messages

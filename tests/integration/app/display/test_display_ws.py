@@ -23,8 +23,8 @@ from app.config.settings import Settings
 from app.display.broadcaster import Broadcaster, MemoryBackend
 from app.display.routes import display_router
 from app.store.journal import JournalRow, MemoryJournal
-from tests.app.test_api import DEMO, T01, Clock
-from tests.app.test_exact import KeptJournal
+from tests.integration.app.support import KeptJournal
+from tests.support import DEMO, T01, Clock
 
 QUIET = 3600.0
 

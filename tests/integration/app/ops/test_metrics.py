@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
-from pathlib import Path
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -17,16 +16,14 @@ from app.display.broadcaster import Broadcaster, MemoryBackend
 from app.ops.logs import RequestContextMiddleware
 from app.ops.metrics import Metrics
 from app.state.timefmt import format_time
-from app.store.errors import JournalUnavailable
-from app.store.journal import JournalRow, MemoryJournal
+from app.store.journal import MemoryJournal
+from tests.integration.app.support import FlakyJournal, Samples, scrape, value
+from tests.support import DEMO, ROOT
 
-DEMO = Path(__file__).resolve().parents[2] / "app" / "demo" / "floor.toml"
 T01 = {"Authorization": "Bearer demo-table-T01"}
 T02 = {"Authorization": "Bearer demo-table-T02"}
 NOW = 1_800_000_000_000
 ROYAL = ["AS", "KS", "QS", "JS", "TS"]
-
-Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
 
 class Clock:
@@ -37,37 +34,11 @@ class Clock:
         return self.now
 
 
-class FlakyJournal(MemoryJournal):
-    """A journal whose appends fail while `down` (the database went away)."""
-
-    down = False
-
-    async def append(self, rows: Sequence[JournalRow]) -> None:
-        if self.down:
-            raise JournalUnavailable("connection refused")
-        await super().append(rows)
-
-
 def bets(at: int, *boxes: tuple[int, str]) -> dict[str, Any]:
     return {
         "closed_at": format_time(at),
         "boxes": [{"box": b, "ante": "25.00", "jackpot": j} for b, j in boxes],
     }
-
-
-async def scrape(client: httpx.AsyncClient) -> Samples:
-    r = await client.get("/metrics")
-    assert r.status_code == 200, r.text
-    assert r.headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8"
-    samples: Samples = {}
-    for family in text_string_to_metric_families(r.text):
-        for sample in family.samples:
-            samples[(sample.name, frozenset(sample.labels.items()))] = sample.value
-    return samples
-
-
-def value(samples: Samples, name: str, **labels: str) -> float:
-    return samples.get((name, frozenset(labels.items())), 0.0)
 
 
 @pytest.fixture
@@ -284,7 +255,7 @@ async def test_the_app_echoes_a_request_id(
 
 # -- the dashboard and the alerts read names the server exports --------------------------
 
-DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+DEPLOY = ROOT / "deploy"
 
 
 def exported_names() -> set[str]:

@@ -19,6 +19,7 @@ from app.store.database import (
     start_embedded,
     with_database,
 )
+from tests.support import ROOT
 
 pytestmark = pytest.mark.integration
 
@@ -164,7 +165,7 @@ async def test_a_server_left_by_a_killed_process_is_joined_then_stopped(pg_folde
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-c", script, str(pg_folder),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=ROOT,
     )  # fmt: skip
     assert process.stdout is not None and process.stderr is not None
     dsn = (await asyncio.wait_for(process.stdout.readline(), 60)).decode().strip()

@@ -21,25 +21,18 @@ from app.audit.verify import verify
 from app.config.floor_config import floor_config
 from app.config.floor_file import FloorError, load_floor, parse_floor
 from app.config.settings import Settings
-from app.store.journal import Journal, JournalRow, MemoryJournal, PostgresJournal
+from app.store.journal import Journal, JournalRow, PostgresJournal
 from app.writer.writer import Writer
 from jackpot.money import MAX_MONEY, MAX_ODDS, SCALE, Money, MoneyError, parse_money
 from jackpot.snapshot import UnreadableJson, canonical_json, loads_exact
-from tests.app.test_api import DEMO, Clock
-from tests.app.test_floor import H1, HEADER, table
+from tests.integration.app.support import KeptJournal
+from tests.support import DEMO, H1, HEADER, Clock, table
 
 T05 = {"Authorization": "Bearer demo-table-T05"}
 SUPERVISOR = {"Authorization": "Bearer demo-supervisor"}
 ROYAL = ["AH", "KH", "QH", "JH", "TH"]
 STRAIGHT_FLUSH = ["9S", "8S", "7S", "6S", "5S"]
 INT64 = 2**63 - 1
-
-
-class KeptJournal(MemoryJournal):
-    """A memory journal that outlives the server using it: a restart reads it again."""
-
-    async def close(self) -> None:
-        pass
 
 
 Opener = Callable[[], Awaitable[Journal]]

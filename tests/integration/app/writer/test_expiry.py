@@ -19,7 +19,7 @@ from app.config.settings import Settings
 from app.store.journal import MemoryJournal
 from app.store.snapshots import dump_text
 from app.writer.writer import Writer
-from tests.app.test_api import DEMO, OPERATOR, T01, T02, Clock, bets_body
+from tests.support import DEMO, OPERATOR, T01, T02, Clock, bets_body
 
 ROUND_TIMEOUT = 180_000  # app/demo/floor.toml
 RETAIN = 15 * 60_000  # settled, void and expired rounds are kept this long (jackpot/floor.py)
@@ -129,7 +129,7 @@ async def test_the_journal_replays_and_verifies_with_expire_entries(
     app_client: tuple[Writer, httpx.AsyncClient], clock: Clock
 ) -> None:
     from app.audit.verify import verify
-    from tests.app.test_snapshots import replayed
+    from tests.support import replayed
 
     writer, client = app_client
     await expire_one(client, clock, "R1")
@@ -151,7 +151,7 @@ async def test_the_journal_replays_and_verifies_with_expire_entries(
 async def test_the_reconciliation_report_and_the_metrics_show_expired_rounds(
     app_client: tuple[Writer, httpx.AsyncClient], clock: Clock
 ) -> None:
-    from tests.app.test_metrics import scrape, value
+    from tests.integration.app.support import scrape, value
 
     _, client = app_client
     start = clock.at()

@@ -16,7 +16,7 @@ from app.config.settings import Settings
 from app.state.timefmt import format_time
 from app.store.database import create_pool, migrate, start_embedded
 from app.store.journal import PostgresJournal
-from tests.app.test_api import DEMO, Clock, bets_body
+from tests.support import DEMO, Clock, bets_body
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 T01 = {"Authorization": "Bearer demo-table-T01"}

@@ -19,29 +19,17 @@ from app.config.floor_config import floor_config
 from app.config.floor_file import load_floor
 from app.config.settings import Settings
 from app.state.floor_state import Service
-from app.store.journal import JournalRow, unpack_bytes
+from app.store.journal import unpack_bytes
 from app.store.snapshots import dump_packed_aside, dump_text
 from app.writer.chain import GENESIS
 from app.writer.writer import Writer
-from jackpot.snapshot import loads_exact
-from tests.app.test_api import DEMO, Clock, bets_body
-from tests.app.test_metrics import FlakyJournal
+from tests.integration.app.support import FlakyJournal
+from tests.support import DEMO, Clock, bets_body, replayed
 
 T01 = {"Authorization": "Bearer demo-table-T01"}
 T02 = {"Authorization": "Bearer demo-table-T02"}
 ROYAL = ["AH", "KH", "QH", "JH", "TH"]
 RNG = random.SystemRandom()
-
-
-def replayed(rows: list[JournalRow]) -> Service:
-    """The state the entries give, applied one by one to an empty floor."""
-    config = floor_config(load_floor(DEMO))
-    service = Service(config)
-    for row in rows:
-        service.apply(loads_exact(row.entry, f"journal entry {row.seq}"))
-        if row.idem_key is not None and row.body_sha256 is not None:
-            service.idem[row.idem_key] = row.body_sha256
-    return service
 
 
 Served = tuple[httpx.AsyncClient, Writer, FlakyJournal, Clock]

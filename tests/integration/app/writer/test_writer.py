@@ -10,121 +10,34 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from app.api.schemas import BetsRequest, OutcomeRequest
-from app.config.floor_config import floor_config
-from app.config.floor_file import load_floor
-from app.state.floor_state import Service
+from app.api.schemas import OutcomeRequest
 from app.state.timefmt import format_time
 from app.state.views import meters, outcome_answer, round_view
-from app.store.errors import JournalUnavailable
 from app.store.journal import JournalRow, MemoryJournal
 from app.store.snapshots import dump_text
 from app.writer.chain import body_sha
 from app.writer.errors import Conflict, Unavailable
-from app.writer.writer import Writer
 from jackpot.errors import JackpotError, UnknownError
 from tables.errors import TablesError
-from tests.app.test_api import DEMO, Clock
-from tests.app.test_snapshots import replayed
-
-NOW = 1_800_000_000_000
-
-
-class GatedJournal(MemoryJournal):
-    """A journal whose appends wait at a gate while it is shut, and fail when told to."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.gate = asyncio.Event()
-        self.gate.set()
-        self.fail_next = False
-        self.waiting = 0  # appends held at the gate
-        self.appended: list[list[str]] = []  # each successful append: its rows' keys or kinds
-        self.committed: list[JournalRow] = []  # every row appended, in order
-        # An append whose rows this says yes to fails (nothing written).
-        self.fail_on: Callable[[Sequence[JournalRow]], bool] = lambda rows: False
-        self.land_next = False  # the next append is written, then fails (lost after COMMIT)
-
-    async def append(self, rows: Sequence[JournalRow]) -> None:
-        self.waiting += 1
-        try:
-            await self.gate.wait()
-        finally:
-            self.waiting -= 1
-        if self.fail_next:
-            self.fail_next = False
-            raise JournalUnavailable("connection lost")
-        if self.fail_on(rows):
-            raise JournalUnavailable("connection lost")
-        await super().append(rows)
-        self.committed.extend(rows)
-        if self.land_next:
-            self.land_next = False
-            raise JournalUnavailable("connection lost after COMMIT")
-        self.appended.append([row.idem_key or row.kind for row in rows])
-
-
-def service() -> Service:
-    config = floor_config(load_floor(DEMO))
-    return Service(config)
-
-
-def bets(at: int = NOW) -> dict[str, Any]:
-    """A bets body (two boxes with the jackpot wager) as the route hands it to the writer."""
-    boxes = [{"box": b, "ante": "10.00", "jackpot": "1.00"} for b in (1, 2)]
-    return BetsRequest.model_validate({"closed_at": format_time(at), "boxes": boxes}).domain()
-
-
-async def journal_rows(journal: MemoryJournal) -> list[JournalRow]:
-    return [row async for row in journal.read(0)]
-
-
-async def state_is_the_journals(writer: Writer, journal: MemoryJournal) -> None:
-    rows = await journal_rows(journal)
-    seq, head = (rows[-1].seq, rows[-1].hash) if rows else (0, writer.head)
-    assert (writer.seq, writer.head) == (seq, head)
-    assert dump_text(writer.service, seq, head) == dump_text(replayed(rows), seq, head)
-    assert writer.durable_head()[0] == seq
-
-
-async def until(condition: Callable[[], bool], what: str) -> None:
-    for _ in range(2_500):  # 5 s at most: a few turns of the loop on a quiet machine
-        if condition():
-            return
-        await asyncio.sleep(0.002)
-    raise AssertionError(f"never: {what}")
-
-
-class Harness:
-    def __init__(self, snapshot_every: int = 20_000) -> None:
-        self.journal = GatedJournal()
-        self.clock = Clock()
-        self.clock.now = NOW
-        self.writer = Writer(
-            service(), self.journal, clock=self.clock, snapshot_every=snapshot_every
-        )
-
-    async def __aenter__(self) -> Harness:
-        await self.writer.recover()
-        self.writer.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.journal.gate.set()
-        await self.writer.stop()
-
-    def applied(self, round_id: str) -> bool:
-        return ("T01", round_id) in self.writer.service.floor.rounds
-
-    def post(self, round_id: str, body: dict[str, Any]) -> asyncio.Task[Any]:
-        return asyncio.create_task(self.writer.submit("bets", "T01", round_id, body))
+from tests.integration.app.writer.support import (
+    NOW,
+    GatedJournal,
+    Harness,
+    bets,
+    journal_rows,
+    outcome_body,
+    royal_flush_outcome,
+    state_is_the_journals,
+    until,
+)
+from tests.support import replayed
 
 
 async def outcome(task: Awaitable[Any]) -> Any:
@@ -267,14 +180,6 @@ async def test_a_snapshot_of_rows_that_are_not_committed_is_dropped() -> None:
         latest = await h.journal.latest_snapshot()
         assert latest is not None and latest[0] == 3 and h.writer.base_point[0] == 3
         await state_is_the_journals(h.writer, h.journal)
-
-
-def royal_flush_outcome() -> dict[str, Any]:
-    boxes = [
-        {"box": 1, "dealt_at": format_time(NOW + 5), "cards": ["AH", "KH", "QH", "JH", "TH"]},
-        {"box": 2, "dealt_at": format_time(NOW + 6), "cards": ["2C", "7D", "9H", "JS", "4C"]},
-    ]
-    return OutcomeRequest.model_validate({"boxes": boxes}).domain()
 
 
 @pytest.mark.parametrize("fails", [False, True], ids=["committed", "failed"])
@@ -715,15 +620,6 @@ class SlowLookupJournal(GatedJournal):
         self.lookups.append(idem_key)
         await self.lookup_gate.wait()
         return await super().lookup(idem_key)
-
-
-def outcome_body(
-    round_cards: list[str], at: int = NOW + 10, other: list[str] | None = None
-) -> dict[str, Any]:
-    hands = [{"box": 1, "dealt_at": format_time(at), "cards": round_cards}]
-    if other is not None:
-        hands.append({"box": 2, "dealt_at": format_time(at + 1), "cards": other})
-    return OutcomeRequest.model_validate({"boxes": hands}).domain()
 
 
 async def test_a_refused_event_does_not_hold_up_the_commits_of_other_tables() -> None:

@@ -34,9 +34,7 @@ from app.store.snapshots import dump_text
 from app.writer.writer import Writer
 from jackpot.money import CENT, MAX_MONEY, SCALE, format_money
 from tables.cards import DECK
-from tests.app.test_api import DEMO, Clock
-from tests.app.test_snapshots import replayed
-from tests.app.test_writer import (
+from tests.integration.app.writer.support import (
     Harness,
     bets,
     journal_rows,
@@ -44,6 +42,7 @@ from tests.app.test_writer import (
     state_is_the_journals,
     until,
 )
+from tests.support import DEMO, Clock, replayed
 
 T01 = {"Authorization": "Bearer demo-table-T01"}
 

@@ -9,29 +9,7 @@ import pytest
 from app.config.floor_file import Floor, FloorError, Role, load_floor, parse_floor, token_hash
 from jackpot.money import Money, Rate
 from tables.games import GameId
-
-DEMO = Path(__file__).resolve().parents[2] / "app" / "demo" / "floor.toml"
-H1, H2, H3 = (token_hash(f"token-{n}") for n in range(3))
-
-HEADER = """
-currency = "SGD"
-
-[[links]]
-id = "stud"
-  [[links.meters]]
-  id = "major"
-  seed = "10000.00"
-  rate = "0.25"
-  reserve_rate = "0.05"
-"""
-
-
-def table(table_id: str, /, *, token: str, **fields: str) -> str:
-    """A [[tables]] entry: fields are TOML values as text; "-" leaves the field out."""
-    values = {"id": f'"{table_id}"', "game": '"casino_stud"', "link": '"stud"', "boxes": "7",
-              "jackpot_wager": '"1.00"', "token_sha256": f'"{token}"', **fields}  # fmt: skip
-    lines = [f"{key} = {value}" for key, value in values.items() if value != "-"]
-    return "\n[[tables]]\n" + "\n".join(lines) + "\n"
+from tests.support import DEMO, H1, H2, H3, HEADER, table
 
 
 def problems(text: str) -> list[str]:

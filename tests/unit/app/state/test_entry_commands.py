@@ -12,7 +12,7 @@ from app.state.floor_state import Service
 from jackpot.commands import CEILING_BOUND
 from jackpot.errors import InvalidCommandError
 from jackpot.money import parse_money
-from tests.app.test_api import DEMO
+from tests.support import DEMO
 
 
 def seed_entry(seed: str, version: int | None) -> dict[str, Any]:

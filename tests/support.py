@@ -1,0 +1,76 @@
+"""Helpers shared by tests of every level: the checkout's root, the demo floor and its
+tokens, the writer's clock, request bodies, floor file text, and a replay of entries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from app.config.floor_config import floor_config
+from app.config.floor_file import load_floor, token_hash
+from app.state.floor_state import Service
+from app.state.timefmt import format_time
+from app.store.journal import JournalRow
+from jackpot.snapshot import loads_exact
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "app" / "demo" / "floor.toml"
+T01 = {"Authorization": "Bearer demo-table-T01"}
+T02 = {"Authorization": "Bearer demo-table-T02"}
+T03 = {"Authorization": "Bearer demo-table-T03"}
+OPERATOR = {"Authorization": "Bearer demo-operator"}
+SUPERVISOR = {"Authorization": "Bearer demo-supervisor"}
+
+
+class Clock:
+    """The writer's clock, moved by the test (the domain never reads a clock itself)."""
+
+    def __init__(self) -> None:
+        self.now = 1_800_000_000_000
+
+    def __call__(self) -> int:
+        return self.now
+
+    def at(self, offset_ms: int = 0) -> str:
+        return format_time(self.now + offset_ms)
+
+
+def bets_body(clock: Clock, *boxes: tuple[int, str, str]) -> dict[str, Any]:
+    return {
+        "closed_at": clock.at(),
+        "boxes": [{"box": b, "ante": a, "jackpot": j} for b, a, j in boxes],
+    }
+
+
+H1, H2, H3 = (token_hash(f"token-{n}") for n in range(3))
+
+HEADER = """
+currency = "SGD"
+
+[[links]]
+id = "stud"
+  [[links.meters]]
+  id = "major"
+  seed = "10000.00"
+  rate = "0.25"
+  reserve_rate = "0.05"
+"""
+
+
+def table(table_id: str, /, *, token: str, **fields: str) -> str:
+    """A [[tables]] entry: fields are TOML values as text; "-" leaves the field out."""
+    values = {"id": f'"{table_id}"', "game": '"casino_stud"', "link": '"stud"', "boxes": "7",
+              "jackpot_wager": '"1.00"', "token_sha256": f'"{token}"', **fields}  # fmt: skip
+    lines = [f"{key} = {value}" for key, value in values.items() if value != "-"]
+    return "\n[[tables]]\n" + "\n".join(lines) + "\n"
+
+
+def replayed(rows: list[JournalRow]) -> Service:
+    """The state the entries give, applied one by one to an empty floor."""
+    config = floor_config(load_floor(DEMO))
+    service = Service(config)
+    for row in rows:
+        service.apply(loads_exact(row.entry, f"journal entry {row.seq}"))
+        if row.idem_key is not None and row.body_sha256 is not None:
+            service.idem[row.idem_key] = row.body_sha256
+    return service
