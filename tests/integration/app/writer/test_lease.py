@@ -194,7 +194,8 @@ async def interleave(dsn: str, ops: list[Op]) -> None:
         leases = [PostgresLease(pool, name, LEASE_MS) for name in ("a", "b")]
         journals = [PostgresJournal(pool), PostgresJournal(pool)]
         believed: list[int | None] = [None, None]  # the epoch each believes it leads under
-        db_epoch, expired, written = 0, True, []  # the model
+        db_epoch, expired = 0, True  # the model
+        written: list[int] = []
         for who, op in ops:
             if op == "expire":
                 await expire(pool)
