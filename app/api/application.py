@@ -6,6 +6,8 @@ import asyncio
 import contextlib
 import gc
 import logging
+import os
+import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -17,9 +19,10 @@ from pydantic import BaseModel
 from app.api import problems
 from app.api.auth import floor_tokens
 from app.api.body_limit import BodyLimit
-from app.api.health import health_answer, probe_database
+from app.api.health import health_answer, probe_database, writer_health
 from app.api.routes import TABLE_BODIES, router
 from app.api.schemas import problem_responses
+from app.api.standby import StandbyGate
 from app.api.table_fastpath import TableEventRoute, table_endpoints
 from app.config.floor_config import floor_config
 from app.config.floor_file import Floor as FloorFile
@@ -29,7 +32,9 @@ from app.display.routes import display_router
 from app.ops.logs import RequestContextMiddleware
 from app.ops.metrics import Metrics, metrics_router
 from app.state.floor_state import Service
+from app.state.views import meters
 from app.store.journal import Journal
+from app.writer.follower import Leadership
 from app.writer.writer import Writer
 
 log = logging.getLogger("jackpot")
@@ -42,6 +47,7 @@ class Resources:
     journal: Journal | None = None
     embedded: Any = None
     pool: Any = None
+    leadership: Leadership | None = None  # when the app opened PostgreSQL itself
 
 
 def create_app(
@@ -74,6 +80,8 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if resources.journal is None:
             resources.journal = await _open_journal(settings, resources)
+            resources.leadership = _leadership(settings, resources, writer, broadcaster)
+            metrics.watch_leadership(resources.leadership)
         writer.journal = resources.journal
         replayed = await writer.recover()
         log.info("recovered: %d journal entries replayed, head seq %d", replayed, writer.seq)
@@ -81,9 +89,12 @@ def create_app(
         gc.collect()
         gc.freeze()
         await broadcaster.start()
-        writer.announce_recovered()
-        broadcaster.flush()
-        writer.start()
+        if resources.leadership is not None:
+            resources.leadership.start()  # leads once the lease is ours (announces then)
+        else:
+            writer.announce_recovered()
+            broadcaster.flush()
+            writer.start()
         probe = asyncio.create_task(probe_database(writer), name="jackpot-database-probe")
         app.state.ready = True
         try:
@@ -92,7 +103,12 @@ def create_app(
             app.state.ready = False
             probe.cancel()
             await asyncio.wait({probe})
-            await writer.stop()  # drains: every submitted request is committed and answered
+            # Drains: every submitted request is committed and answered (a leader then
+            # releases its lease: a standby takes over at once).
+            if resources.leadership is not None:
+                await resources.leadership.stop()
+            else:
+                await writer.stop()
             await broadcaster.stop()
             await _close(resources)
 
@@ -108,6 +124,7 @@ def create_app(
     app.add_middleware(
         TableEventRoute, endpoints=table_endpoints(api), handlers=app.exception_handlers
     )
+    app.add_middleware(StandbyGate, writer=writer)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     app.add_middleware(RequestContextMiddleware, access_log=settings.access_log, metrics=metrics)
     app.include_router(api)
@@ -120,16 +137,47 @@ def create_app(
 
     @app.get("/health", tags=["service"], responses=HEALTH_RESPONSES)
     async def health() -> JSONResponse:
-        """200 while events are accepted; 503 while starting or while the database
-        cannot record them (app/api/health.py). The journal's head: `/v1/journal/head`."""
-        return health_answer("writer", app.state.ready, writer.degraded)
+        """200 while this process leads and events are accepted; 503 on a standby, while
+        starting or while the database cannot record them (app/api/health.py). The
+        journal's head: `/v1/journal/head`."""
+        return writer_health(app.state.ready, writer)
 
     return app
 
 
 HEALTH_RESPONSES: dict[int | str, dict[str, Any]] = {
-    503: {"description": '`{"status": "starting" | "degraded", "role"}`'}
+    503: {"description": '`{"status": "starting" | "degraded" | "standby", "role"}`'}
 }
+
+
+def _leadership(
+    settings: Settings, resources: Resources, writer: Writer, broadcaster: Broadcaster
+) -> Leadership:
+    """The lease decides whether this writer process leads or stands by (issue 19)."""
+    from app.store.journal import PostgresJournal
+    from app.store.lease import PostgresLease, Term
+
+    journal = resources.journal
+    assert isinstance(journal, PostgresJournal)
+    journal.unfenced_for_bench = settings.unfenced_for_bench
+    holder = f"{socket.gethostname()}:{os.getpid()}:{settings.port}"
+    lease = PostgresLease(resources.pool, holder, settings.lease_ms)
+
+    def on_lead(term: Term) -> None:
+        # A fresh snapshot of every link with the meters as the journal leaves them,
+        # then the awards still pending (DESIGN.md, the watermark).
+        floor = writer.service.floor
+        values = {
+            link: {m["meter"]: m["value"] for m in meters(writer.service, link)}
+            for link in floor.links
+        }
+        broadcaster.lead(term.at_ms, values)
+        writer.announce_recovered()
+        broadcaster.flush()
+
+    leadership = Leadership(writer, journal, lease, on_lead=on_lead)
+    broadcaster.leads = leadership.may_announce
+    return leadership
 
 
 def _describe_bodies(app: FastAPI, models: tuple[type[BaseModel], ...]) -> None:

@@ -34,6 +34,15 @@ def health_answer(role: str, ready: bool, degraded: bool = False) -> JSONRespons
     )
 
 
+def writer_health(ready: bool, writer: Writer) -> JSONResponse:
+    """A writer process: 200 `{"status": "ok", "role": "leader"}` while it leads and can
+    record; a standby answers 503 `{"status": "standby", "role": "standby"}`, so that a
+    proxy's health check or passive retry sends tables and operators to the leader."""
+    if ready and writer.standby:
+        return JSONResponse({"status": "standby", "role": "standby"}, status_code=503)
+    return health_answer("standby" if writer.standby else "leader", ready, writer.degraded)
+
+
 async def probe_database(writer: Writer, every_s: float = PROBE_EVERY_S) -> None:
     """Until cancelled: ping the journal; a failure marks the writer degraded (as a failed
     commit does: displays are told), a success clears it (after an outage with no

@@ -65,3 +65,10 @@ class Settings(BaseSettings):
     # and anyone who can publish on that Redis can change what screens show (a warning
     # at start).
     redis_secret: str | None = None
+    # The writer's lease (app/store/lease.py; docs/operations.md, "Standby writers"): a
+    # standby takes over this long after the leader's last renewal, by the database's
+    # clock; the leader renews every third of it.
+    lease_ms: int = Field(default=3_000, ge=100)
+    # bench/bench_failover.py only: appends without the epoch check, to measure its cost.
+    # Never in production: a deposed writer could then commit beside the leader.
+    unfenced_for_bench: bool = False

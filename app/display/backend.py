@@ -20,6 +20,10 @@ class Feed(Protocol):
 
     def feed_lost(self, detail: str) -> None: ...
 
+    def originates(self) -> bool:
+        """Writer role: False while a standby writer (nothing of it may be stored)."""
+        ...
+
 
 class Backend(Protocol):
     """Carries the writer's messages to the other processes (if any)."""

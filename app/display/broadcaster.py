@@ -37,7 +37,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from app.display.backend import Backend, Feed, MemoryBackend, Role
 from app.display.link_state import STATUSES, WIN_STATES, LinkState, Message, encode
@@ -79,6 +79,10 @@ class Broadcaster:
             "resyncs": 0,  # display role: snapshots re-sent after the feed came back
         }
         self._links: dict[str, LinkState] = {}
+        # Writer role: whether this process leads (app/writer/follower.py `may_announce`).
+        # A standby writer originates nothing, pings included, and stores no state in
+        # Redis: only the leader's messages reach the screens.
+        self.leads: Callable[[], bool] = lambda: True
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ticker: asyncio.Task[None] | None = None
 
@@ -156,6 +160,28 @@ class Broadcaster:
             self._flush_meters(state)
             message = {"type": "status", "seq": 0, "link": state.link}
             self._originate(state, {**message, "status": status, "detail": detail})
+
+    def lead(self, base_seq: int, values: Mapping[str, Mapping[str, str]]) -> None:
+        """This writer process has just taken over (app/writer/follower.py): every link
+        starts again from a fresh snapshot with the current meter `values`, its seq at
+        least `base_seq` (the database's clock in ms at the takeover, as a restarted
+        writer starts from its clock): above every seq the deposed leader sent while it
+        averaged under 1,000 messages a second a link, so a connected screen's seq still
+        increases, and a display process sees a gap and takes the new stored state."""
+        for state in self._links.values():
+            if state.flush is not None:
+                state.flush.cancel()
+                state.flush = None
+            state.dirty.clear()
+            state.seq = max(base_seq, state.seq)
+            state.pending.clear()  # the new leader announces those still pending
+            state.status, state.detail = "ok", ""
+            state.values.update(values.get(state.link, {}))
+            self._originate(state, {**state.snapshot_message(), "seq": 0})
+
+    def originates(self) -> bool:
+        """Whether what this process broadcasts goes out (Feed: the Redis backend)."""
+        return self.role == "writer" and self.leads()
 
     # -- display side ----------------------------------------------------------------
 
@@ -249,6 +275,8 @@ class Broadcaster:
             )
 
     def _originate(self, state: LinkState, message: Message) -> None:
+        if not self.leads():
+            return  # a standby writer: `lead` starts every link afresh
         message["seq"] = state.seq + 1
         state.apply(message)
         text = encode(message)

@@ -142,6 +142,11 @@ class RedisBackend:
             self._wake.clear()
             batch = list(self._backlog)
             self._backlog.clear()
+            assert self._feed is not None
+            if not self._feed.originates():
+                # A standby writer stores no state: it would write over the leader's.
+                self._sync_all = True  # every state, once it leads
+                continue
             try:
                 async with asyncio.timeout(self.timeout_s):
                     await self._write(batch)

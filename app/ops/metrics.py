@@ -45,10 +45,12 @@ from prometheus_client.core import (
 
 from app.ops.readings import (
     BroadcasterReadings,
+    LeadershipReadings,
     Read,
     Reading,
     WriterReadings,
     broadcaster_reads,
+    leadership_reads,
     writer_reads,
 )
 from jackpot.floor import BetsResult, OutcomeResult
@@ -207,6 +209,10 @@ class Metrics:
     def watch_writer(self, writer: WriterReadings) -> None:
         """The writer's queue, journal, database status and the floor's state."""
         self._reads += writer_reads(writer)
+
+    def watch_leadership(self, leadership: LeadershipReadings) -> None:
+        """A writer process among several on one database: role, epoch, lease age."""
+        self._reads += leadership_reads(leadership)
 
     def watch_broadcaster(self, broadcaster: BroadcasterReadings) -> None:
         """Displays and the Redis fan-out, in either role."""

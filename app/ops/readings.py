@@ -50,6 +50,46 @@ class BroadcasterReadings(Protocol):
     def link_ids(self) -> list[str]: ...
 
 
+class LeadershipReadings(Protocol):
+    """What the metrics read of a writer process's leadership (app/writer/follower.py)."""
+
+    @property
+    def leading(self) -> bool: ...
+    @property
+    def epoch(self) -> int: ...
+    @property
+    def takeovers(self) -> int: ...
+    def lease_age_s(self) -> float | None: ...
+
+
+def leadership_reads(leadership: LeadershipReadings) -> list[Read]:
+    """Whether this writer process leads, under which epoch, how fresh its lease is
+    (deploy/prometheus-alerts.yml: JackpotNoLeadingWriter when no process leads)."""
+    return [
+        Read(
+            "jackpot_writer_leading",
+            "1 while this writer process holds the lease (0: a standby)",
+            lambda: leadership.leading,
+        ),
+        Read(
+            "jackpot_writer_epoch",
+            "The lease's epoch this process last led under (its fencing token)",
+            lambda: leadership.epoch,
+        ),
+        Read(
+            "jackpot_writer_lease_age_seconds",
+            "Seconds since the leader last renewed its lease (0 on a standby)",
+            lambda: leadership.lease_age_s() or 0.0,
+        ),
+        Read(
+            "jackpot_writer_takeovers",
+            "Times this process took the lease over",
+            lambda: leadership.takeovers,
+            kind="counter",
+        ),
+    ]
+
+
 def writer_reads(writer: WriterReadings) -> list[Read]:
     """The writer's queue, journal, database status and the floor's state.
 

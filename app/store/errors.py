@@ -12,3 +12,9 @@ class JournalUnavailable(Exception):
 
 class DuplicateEntry(Exception):
     """A row's seq or idem_key is already in the journal; nothing of the batch was written."""
+
+
+class Deposed(JournalUnavailable):
+    """A fenced append found another writer's epoch in the lease: a standby took over.
+    Nothing of the batch was written, and nothing of ours ever will be again: the writer
+    refuses what it holds (503, like any failed commit) and becomes a standby."""

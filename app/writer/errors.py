@@ -9,6 +9,10 @@ class Unavailable(Exception):
     """The journal cannot be written: nothing was recorded (503)."""
 
 
+class Standby(Unavailable):
+    """Another writer holds the lease: this one records nothing (503, Retry-After)."""
+
+
 class AnswerFailed(Exception):
     """The event is recorded, but building its answer failed (a bug): 500, and a retry
     gets the answer (the journal has the event, once)."""

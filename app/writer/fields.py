@@ -13,6 +13,7 @@ from typing import Any
 from app.state.floor_state import Service
 from app.store.journal import Journal, JournalRow
 from app.writer.chain import GENESIS, next_row
+from app.writer.errors import Standby, Unavailable
 from app.writer.group import Group, Submission
 from app.writer.ports import Broadcast, Metrics, Uncounted
 
@@ -70,6 +71,8 @@ class WriterFields:
     getter: asyncio.Future[Submission] | None = None
     snapshot_task: asyncio.Task[None] | None = None
     stopping: bool = False
+    # Another writer holds the lease (app/writer/follower.py): refuse, never record.
+    standby: bool = False
     resync: bool = False  # a commit failed: check the journal's head before the next one
     stats: dict[str, int] = field(default_factory=lambda: {"batches": 0, "rows": 0, "failed": 0})
     metrics: Metrics[Any] = field(default_factory=Uncounted)
@@ -82,6 +85,12 @@ class WriterFields:
         """Requests waiting for the writer (none before `start`)."""
         queue = getattr(self, "queue", None)  # set by `start`
         return 0 if queue is None else queue.qsize()
+
+    def closed(self) -> Unavailable:
+        """Why a request is refused now: a standby, or a writer shutting down (503)."""
+        if self.standby:
+            return Standby("this writer is a standby: another one leads; retry (through the proxy)")
+        return Unavailable("the server is shutting down")
 
     def durable_head(self) -> tuple[int, str]:
         """The last committed entry's seq and hash (rows of a group being committed are

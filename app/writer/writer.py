@@ -32,7 +32,7 @@ from app.store.errors import DuplicateEntry, JournalUnavailable
 from app.store.journal import JournalRow
 from app.writer.answers import answer_of, entry_of, outcome_now, status_of
 from app.writer.chain import body_sha, loads
-from app.writer.errors import AnswerFailed, Unavailable
+from app.writer.errors import AnswerFailed
 from app.writer.group import Answer, Group, Submission
 from app.writer.left_memory import left_memory
 from app.writer.timer import Timer
@@ -74,8 +74,8 @@ class Writer(Timer):
         by: str | None = None,
     ) -> tuple[int, dict[str, Any]]:
         """Hand a request to the writer; returns (HTTP status, answer) once it is durable."""
-        if self.stopping:
-            raise Unavailable("the server is shutting down")
+        if self.stopping or self.standby:
+            raise self.closed()
         future: asyncio.Future[tuple[int, dict[str, Any]]] = (
             asyncio.get_running_loop().create_future()
         )

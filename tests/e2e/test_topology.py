@@ -385,19 +385,21 @@ def test_websocket_locations_pass_the_upgrade() -> None:
     assert re.search(r"proxy_set_header\s+Connection\s+\$connection_upgrade", block)
 
 
-def test_compose_runs_one_writer_and_two_display_processes() -> None:
+def test_compose_runs_two_writers_and_two_display_processes() -> None:
     compose = yaml.safe_load(COMPOSE.read_text())
     services: dict[str, Any] = compose["services"]
     commands = {name: " ".join(s.get("command", [])) for name, s in services.items()}
     writers = [n for n, c in commands.items() if "--role writer" in c]
     displays = [n for n, c in commands.items() if "--role display" in c]
-    assert len(writers) == 1 and len(displays) == 2
+    # Issue 19: two writers on one database, one leads (the lease), one stands by.
+    assert len(writers) == 2 and len(displays) == 2
     for name in writers + displays:
         service = services[name]
         assert "REDIS_URL" in service["environment"]
         assert service["healthcheck"]["test"] and service["restart"]
         assert "/health" in " ".join(service["healthcheck"]["test"])
-    assert "DATABASE_URL" in services[writers[0]]["environment"]
+    for name in writers:
+        assert "DATABASE_URL" in services[name]["environment"]
     for name in displays:
         assert "DATABASE_URL" not in services[name]["environment"]
     assert {"postgres", "redis", "nginx"} <= set(services)
@@ -414,7 +416,7 @@ def test_compose_gives_redis_a_password_and_the_apps_the_signing_secret() -> Non
     assert command[command.index("--requirepass") + 1].startswith("${REDIS_PASSWORD:?")
     assert services["redis"]["environment"]["REDISCLI_AUTH"] == "${REDIS_PASSWORD}"
     apps = [name for name, s in services.items() if "serve" in s.get("command", [])]
-    assert len(apps) == 3
+    assert len(apps) == 4
     for name in apps:
         environment = services[name]["environment"]
         assert environment["REDIS_URL"].startswith("redis://:${REDIS_PASSWORD}@redis:")

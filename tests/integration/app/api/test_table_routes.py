@@ -248,7 +248,7 @@ async def test_health_tells_a_balancer_status_and_role_and_not_the_journal_head(
         "/v1/tables/T01/rounds/R1/bets", json=bets_body(clock, (1, "25.00", "1.00")), headers=T01
     )
     r = await client.get("/health")
-    assert (r.status_code, r.json()) == (200, {"status": "ok", "role": "writer"})
+    assert (r.status_code, r.json()) == (200, {"status": "ok", "role": "leader"})
     head = (await client.get("/v1/journal/head", headers=OPERATOR)).json()
     assert head["seq"] >= 1 and len(head["head"]) == 64
 

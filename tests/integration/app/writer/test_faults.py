@@ -152,7 +152,7 @@ async def test_a_stopped_database_is_503_on_every_path_that_reads_the_journal(
                 health = await client.get("/health")
                 assert (health.status_code, health.json()) == (
                     200,
-                    {"status": "ok", "role": "writer"},
+                    {"status": "ok", "role": "leader"},
                 )
 
                 await database.stop()
@@ -162,7 +162,7 @@ async def test_a_stopped_database_is_503_on_every_path_that_reads_the_journal(
                     await asyncio.sleep(0.1)
                 assert (health.status_code, health.json()) == (
                     503,
-                    {"status": "degraded", "role": "writer"},
+                    {"status": "degraded", "role": "leader"},
                 )
                 for method, path, json in (
                     ("GET", "/v1/tables/T01/rounds/R1", None),

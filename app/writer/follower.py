@@ -1,0 +1,205 @@
+"""Leadership among writers on one database: lead while holding the lease, else follow.
+
+Several `jackpot serve --role writer` processes may share one DATABASE_URL; the lease in
+PostgreSQL (app/store/lease.py) says which one writes. A standby follows the journal as
+it is committed (a short poll on seq), applying each entry to its state, and tries the
+lease at every poll: once it has expired it takes over (a new epoch, set as the
+journal's fence), replays only the tail, shows displays a fresh snapshot and the
+pending awards, and starts the writer's loop. The leader renews every third of the
+lease; when a renewal, or a fenced append, finds another epoch, it refuses what it holds
+with 503 (its commits fail: nothing is acknowledged), drops its state, rebuilds it from
+the journal and follows again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+from app.store.errors import JournalUnavailable
+from app.store.journal import PostgresJournal
+from app.store.lease import Term
+from app.writer.writer import Writer
+
+log = logging.getLogger("jackpot.leadership")
+
+# A standby polls the journal's tail and the lease this often (at most): a takeover comes
+# within this of the lease's expiry, and the tail it replays is this long at most.
+POLL_S = 0.2
+
+
+class Lease(Protocol):
+    lease_ms: int
+
+    async def acquire(self) -> Term | None: ...
+    async def renew(self, epoch: int) -> bool: ...
+    async def release(self, epoch: int) -> None: ...
+
+
+class Leadership:
+    """Runs one writer process as the leader or as a hot standby, as the lease decides."""
+
+    def __init__(
+        self,
+        writer: Writer,
+        journal: PostgresJournal,
+        lease: Lease,
+        *,
+        on_lead: Callable[[Term], None] = lambda term: None,
+        on_standby: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.writer, self.journal, self.lease = writer, journal, lease
+        # What displays are shown on a takeover (a fresh snapshot, the pending awards),
+        # and told on a step-down (nothing more from here): app/api/application.py.
+        self.on_lead, self.on_standby = on_lead, on_standby
+        self.leading = False
+        self.epoch = 0
+        self.takeovers = 0  # by this process
+        self.renewed_at: float | None = None  # monotonic, when the last renewal was sent
+        self.task: asyncio.Task[None] | None = None
+        writer.standby = True  # until the lease is ours: refuse, never record
+
+    @property
+    def lease_s(self) -> float:
+        return self.lease.lease_ms / 1000
+
+    def lease_age_s(self) -> float | None:
+        """Seconds since the last renewal we sent (None as a standby)."""
+        if not self.leading or self.renewed_at is None:
+            return None
+        return time.monotonic() - self.renewed_at
+
+    def may_announce(self) -> bool:
+        """Whether displays may take our messages: leading, and renewed within the
+        lease by our own clock. Redis is not fenced by the database; a leader paused
+        past its lease (SIGSTOP, a frozen VM) stops publishing before it learns that it
+        was deposed, so it never writes over the new leader's display states."""
+        age = self.lease_age_s()
+        return age is not None and age < self.lease_s
+
+    def start(self) -> None:
+        self.task = asyncio.create_task(self._run(), name="jackpot-leadership")
+
+    async def stop(self) -> None:
+        """SIGTERM: stop following or renewing; a leader drains (every accepted request
+        committed and answered), then releases the lease so a standby takes over now."""
+        if self.task is not None:
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.task
+            self.task = None
+        await self.writer.stop()
+        if self.leading:
+            with contextlib.suppress(JournalUnavailable, OSError):
+                await self.lease.release(self.epoch)
+
+    async def _run(self) -> None:
+        while True:
+            if self.leading:
+                await asyncio.sleep(self.lease_s / 3)
+                await self._renew()
+            else:
+                await self._follow_or_take_over()
+
+    async def _follow_or_take_over(self) -> None:
+        try:
+            await self.follow()
+            sent = time.monotonic()
+            term = await self.lease.acquire()
+        except (JournalUnavailable, OSError) as error:
+            log.warning("standby: the database cannot be read: %s", error)
+            await asyncio.sleep(POLL_S)
+            return
+        if term is None:
+            await asyncio.sleep(POLL_S)
+            return
+        self.renewed_at = sent
+        await self._take_over(term)
+
+    async def follow(self) -> int:
+        """Apply the entries committed since our seq, as recovery does. Returns how many."""
+        writer, applied = self.writer, 0
+        async for row in self.journal.read(writer.seq):
+            writer._replay(row)  # the one call into recovery's replay (app/writer/recovery.py)
+            writer.since_base.append(row)
+            applied += 1
+        if len(writer.since_base) > writer.snapshot_every:
+            await self._rebase()
+        return applied
+
+    async def _rebase(self) -> None:
+        """Keep the rows to rebuild from bounded, as the leader's snapshots do for it: the
+        latest stored snapshot we have applied becomes our base."""
+        writer = self.writer
+        latest = await self.journal.latest_snapshot()
+        if latest is None or not writer.base_point[0] < latest[0] <= writer.seq:
+            return
+        seq, packed = latest
+        head = next(row.hash for row in writer.since_base if row.seq == seq)
+        writer._rebase(packed, seq, head)
+
+    async def _take_over(self, term: Term) -> None:
+        # From here our appends commit only under this epoch; the old leader's cannot.
+        self.journal.fence, self.epoch = term.epoch, term.epoch
+        try:
+            # Every append of the old leader committed before our takeover did (its
+            # fence held the row): the tail read now is the whole journal.
+            tail = await self.follow()
+        except (JournalUnavailable, OSError) as error:
+            log.error(
+                "takeover at epoch %d: the journal's tail cannot be read: %s", term.epoch, error
+            )
+            await self._resign()
+            return
+        self.leading = True
+        self.takeovers += 1
+        writer = self.writer
+        writer.stopping, writer.standby, writer.degraded = False, False, False
+        self.on_lead(term)
+        writer.start()  # the watermark's and expiry's timers run from here
+        log.warning(
+            "leading at epoch %d: %d entries replayed at takeover, head seq %d",
+            term.epoch, tail, writer.seq,
+        )  # fmt: skip
+
+    async def _renew(self) -> None:
+        sent = time.monotonic()
+        try:
+            renewed = await self.lease.renew(self.epoch)
+        except (JournalUnavailable, OSError) as error:
+            # Nothing commits meanwhile either; once the database is back, the renewal
+            # says whether another took over.
+            log.warning("lease not renewed: %s", error)
+            return
+        if renewed:
+            self.renewed_at = sent
+        else:
+            await self._step_down()
+
+    async def _step_down(self) -> None:
+        """Deposed: refuse what we hold, drop our state, follow the journal again."""
+        log.error("deposed: another writer holds the lease after epoch %d; standing by", self.epoch)
+        writer = self.writer
+        self.leading, writer.standby = False, True  # `submit` refuses from now on
+        self.on_standby()
+        # Drains the queue: each commit is fenced out (Deposed), so each request held is
+        # refused with 503 and none is acknowledged.
+        await writer.stop()
+        writer.task, writer.stopping = None, False
+        writer.answers.clear()
+        await self._resign()
+
+    async def _resign(self) -> None:
+        """Back to a standby's state: the journal's, rebuilt from its latest snapshot."""
+        self.leading, self.writer.standby = False, True
+        while True:
+            try:
+                await self.writer.recover()
+                return
+            except (JournalUnavailable, OSError) as error:
+                log.warning("standby: the journal cannot be read: %s", error)
+                await asyncio.sleep(POLL_S)

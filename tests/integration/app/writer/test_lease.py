@@ -1,0 +1,227 @@
+"""The writer's lease against real PostgreSQL: taken only once expired by the database's
+clock, each takeover a new epoch, and an append under a stale epoch writes nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import AsyncIterator
+
+import asyncpg
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.store.database import create_pool
+from app.store.errors import Deposed
+from app.store.journal import JournalRow, PostgresJournal
+from app.store.lease import PostgresLease
+from tests.conftest import run_blocking
+
+pytestmark = pytest.mark.integration
+
+LEASE_MS = 60_000  # long: expiry is moved by the database's clock in the tests, not waited
+
+
+def row(seq: int) -> JournalRow:
+    text = f'{{"kind":"finalize","n":{seq}}}'
+    return JournalRow(
+        seq, 1_795_000_000_000 + seq, "finalize", None, None, text, None,
+        hashlib.sha256(f"{seq}:{text}".encode()).hexdigest(),
+    )  # fmt: skip
+
+
+@pytest.fixture
+async def pool(fresh_dsn: str) -> AsyncIterator[asyncpg.Pool]:
+    pool = await create_pool(fresh_dsn)
+    yield pool
+    await pool.close()
+
+
+async def expire(pool: asyncpg.Pool, ms_from_now: int = -1) -> None:
+    """Move the lease's end relative to the database's own clock."""
+    await pool.execute(
+        "UPDATE writer_lease SET expires_at = clock_timestamp() + $1 * INTERVAL '1 millisecond'",
+        ms_from_now,
+    )
+
+
+async def journal_seqs(pool: asyncpg.Pool) -> list[int]:
+    return [r["seq"] for r in await pool.fetch("SELECT seq FROM journal ORDER BY seq")]
+
+
+async def test_a_fresh_database_gives_the_lease_to_the_first_and_then_to_nobody_else(
+    pool: asyncpg.Pool,
+) -> None:
+    a, b = PostgresLease(pool, "a", LEASE_MS), PostgresLease(pool, "b", LEASE_MS)
+    term = await a.acquire()
+    assert term is not None and term.epoch == 1
+    assert await b.acquire() is None
+    assert await a.acquire() is None  # not even its holder takes it twice
+    view = await a.read()
+    assert view is not None and (view.epoch, view.holder) == (1, "a")
+    assert 0 < view.expires_in_ms <= LEASE_MS
+
+
+async def test_the_lease_is_taken_over_only_once_expired_by_the_database_clock(
+    pool: asyncpg.Pool,
+) -> None:
+    a, b = PostgresLease(pool, "a", LEASE_MS), PostgresLease(pool, "b", LEASE_MS)
+    assert await a.acquire() is not None
+    await expire(pool, 500)  # still 0.5 s to go by the database's clock
+    assert await b.acquire() is None
+    await expire(pool, -1)
+    term = await b.acquire()
+    assert term is not None and term.epoch == 2
+    assert not await a.renew(1)  # deposed: its renewal finds another epoch
+    assert await b.renew(2)
+    await expire(pool, -1)  # expired, nobody took it: its holder still renews it
+    assert await b.renew(2)
+    assert await a.acquire() is None
+
+
+async def test_every_takeover_increments_the_epoch_and_a_release_hands_over_at_once(
+    pool: asyncpg.Pool,
+) -> None:
+    contenders = [PostgresLease(pool, name, LEASE_MS) for name in "abc"]
+    epochs = []
+    for lease in contenders * 2:
+        term = await lease.acquire()
+        assert term is not None
+        epochs.append(term.epoch)
+        await lease.release(term.epoch)
+    assert epochs == [1, 2, 3, 4, 5, 6]
+
+
+async def test_an_append_under_a_stale_epoch_fails_and_writes_nothing(pool: asyncpg.Pool) -> None:
+    a, b = PostgresLease(pool, "a", LEASE_MS), PostgresLease(pool, "b", LEASE_MS)
+    old, new = PostgresJournal(pool), PostgresJournal(pool)
+    term = await a.acquire()
+    assert term is not None
+    old.fence = term.epoch
+    await old.append([row(1)])
+    await expire(pool)
+    taken = await b.acquire()
+    assert taken is not None
+    new.fence = taken.epoch
+    with pytest.raises(Deposed):
+        await old.append([row(2), row(3)])
+    assert await journal_seqs(pool) == [1]
+    await new.append([row(2)])
+    assert await journal_seqs(pool) == [1, 2]
+    # The pool's connection went back clean (no transaction left open by the refusal).
+    assert await pool.fetchval("SELECT count(*) FROM journal") == 2
+
+
+async def test_a_takeover_waits_for_an_append_in_flight_and_the_next_append_fails(
+    pool: asyncpg.Pool,
+) -> None:
+    a, b = PostgresLease(pool, "a", LEASE_MS), PostgresLease(pool, "b", LEASE_MS)
+    assert await a.acquire() is not None
+    await expire(pool)
+    async with pool.acquire() as appending:
+        # An append of epoch 1 has checked its epoch and not yet committed.
+        await appending.execute("BEGIN; SELECT jackpot_fence(1)")
+        await appending.execute(
+            "INSERT INTO journal (seq, recorded_at_ms, kind, entry, hash)"
+            " VALUES (1, 0, 'x', '{}', 'h')"
+        )
+        takeover = asyncio.ensure_future(b.acquire())
+        await asyncio.sleep(0.3)
+        assert not takeover.done()  # the takeover waits for the append's row lock
+        # A renewal (a non-key update) does not wait for it.
+        assert await asyncio.wait_for(a.renew(1), 2)
+        await expire(pool)  # (itself a non-key update: it does not wait either)
+        await appending.execute("COMMIT")
+    term = await asyncio.wait_for(takeover, 5)
+    assert term is not None and term.epoch == 2
+    old = PostgresJournal(pool)
+    old.fence = 1
+    with pytest.raises(Deposed):
+        await old.append([row(2)])
+    assert await journal_seqs(pool) == [1]
+
+
+async def test_an_append_that_checks_after_a_takeover_committed_fails(pool: asyncpg.Pool) -> None:
+    a, b = PostgresLease(pool, "a", LEASE_MS), PostgresLease(pool, "b", LEASE_MS)
+    assert await a.acquire() is not None
+    await expire(pool)
+    async with pool.acquire() as taking:
+        await taking.execute("BEGIN")
+        epoch = await taking.fetchval(
+            "UPDATE writer_lease SET epoch = epoch + 1 WHERE id = 1 RETURNING epoch"
+        )
+        assert epoch == 2
+        old = PostgresJournal(pool)
+        old.fence = 1
+        append = asyncio.ensure_future(old.append([row(1)]))
+        await asyncio.sleep(0.3)
+        assert not append.done()  # waits for the takeover to end
+        await taking.execute("COMMIT")
+    with pytest.raises(Deposed):
+        await asyncio.wait_for(append, 5)
+    assert await journal_seqs(pool) == []
+    assert await b.acquire() is not None  # the manual takeover left it expired: epoch 3
+
+
+# -- two contenders, any interleaving ------------------------------------------------------
+
+Op = tuple[int, str]  # (contender 0 or 1, "acquire" | "renew" | "append" | "expire")
+OPS = st.lists(
+    st.tuples(st.integers(0, 1), st.sampled_from(["acquire", "renew", "append", "expire"])),
+    min_size=1,
+    max_size=25,
+)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(ops=OPS)
+def test_any_interleaving_keeps_one_writer_per_epoch_and_only_the_current_epoch_appends(
+    fresh_dsn: str, ops: list[Op]
+) -> None:
+    run_blocking(interleave(fresh_dsn, ops))
+
+
+async def interleave(dsn: str, ops: list[Op]) -> None:
+    pool = await create_pool(dsn, max_size=3)
+    try:
+        await pool.execute("TRUNCATE journal")
+        await pool.execute(
+            "UPDATE writer_lease SET epoch = 0, holder = NULL, expires_at = '-infinity'"
+        )
+        leases = [PostgresLease(pool, name, LEASE_MS) for name in ("a", "b")]
+        journals = [PostgresJournal(pool), PostgresJournal(pool)]
+        believed: list[int | None] = [None, None]  # the epoch each believes it leads under
+        db_epoch, expired = 0, True  # the model
+        written: list[int] = []
+        for who, op in ops:
+            if op == "expire":
+                await expire(pool)
+                expired = True
+            elif op == "acquire":
+                term = await leases[who].acquire()
+                assert (term is not None) == expired
+                if term is not None:
+                    db_epoch += 1
+                    expired = False
+                    assert term.epoch == db_epoch
+                    believed[who] = journals[who].fence = term.epoch
+            elif op == "renew":
+                mine = believed[who]
+                renewed = mine is not None and await leases[who].renew(mine)
+                assert renewed == (mine == db_epoch and mine > 0)
+                expired = expired and not renewed
+            elif believed[who] is not None:  # append
+                seq = len(written) + 1
+                try:
+                    await journals[who].append([row(seq)])
+                except Deposed:
+                    assert believed[who] != db_epoch
+                else:
+                    assert believed[who] == db_epoch
+                    written.append(seq)
+        assert await journal_seqs(pool) == written
+    finally:
+        await pool.close()
