@@ -6,19 +6,22 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from decimal import Decimal
 
 import httpx
 import pytest
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Browser, Page, ViewportSize, expect
 
 from tests.e2e.conftest import ARTIFACTS, HOSTILE, Server
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
 OPERATOR, SAM, SUE = "demo-operator", "demo-supervisor", "demo-supervisor-2"
-SIZES = {"hd": {"width": 1920, "height": 1080}, "laptop": {"width": 1280, "height": 800}}
+SIZES: dict[str, ViewportSize] = {
+    "hd": {"width": 1920, "height": 1080},
+    "laptop": {"width": 1280, "height": 800},
+}
 
 
 class Console:
@@ -38,10 +41,11 @@ class Console:
         await expect(self.page.locator(f"#view-{name}")).to_be_visible()
 
 
+SignIn = Callable[..., Awaitable[Console]]
+
+
 @pytest.fixture
-async def open_console(
-    browser: Browser, server: Server
-) -> AsyncIterator[object]:
+async def open_console(browser: Browser, server: Server) -> AsyncIterator[SignIn]:
     contexts = []
 
     async def sign_in(token: str, size: str = "hd") -> Console:
@@ -66,9 +70,9 @@ def api(server: Server, token: str) -> httpx.Client:
 
 
 async def test_an_operator_signs_in_and_sees_the_links_move_with_no_change_forms(
-    open_console: object, server: Server
+    open_console: SignIn, server: Server
 ) -> None:
-    console = await open_console(OPERATOR, "laptop")  # type: ignore[operator]
+    console = await open_console(OPERATOR, "laptop")
     p = console.page
     await expect(p.locator("#who-role")).to_have_text("operator")
     value = p.locator('tr[data-link="stud"][data-meter="major"] td.value')
@@ -95,9 +99,9 @@ async def test_an_operator_signs_in_and_sees_the_links_move_with_no_change_forms
 
 
 async def test_markup_in_a_link_name_and_a_reason_shows_as_text(
-    open_console: object, server: Server
+    open_console: SignIn, server: Server
 ) -> None:
-    console = await open_console(SAM)  # type: ignore[operator]
+    console = await open_console(SAM)
     p = console.page
     await expect(p.locator('article[data-link="tcp"] .link-name')).to_have_text(HOSTILE)
     with api(server, SAM) as client:
@@ -122,9 +126,9 @@ async def test_markup_in_a_link_name_and_a_reason_shows_as_text(
 
 
 async def test_a_supervisor_proposes_a_seed_and_a_second_one_approves_it(
-    open_console: object, server: Server
+    open_console: SignIn, server: Server
 ) -> None:
-    sam = await open_console(SAM)  # type: ignore[operator]
+    sam = await open_console(SAM)
     p = sam.page
     await sam.view("changes")
     await expect(p.locator("#dual-note")).to_contain_text("Dual control is on")
@@ -140,7 +144,7 @@ async def test_a_supervisor_proposes_a_seed_and_a_second_one_approves_it(
     await expect(own).to_contain_text("waiting for a different supervisor")
     assert await own.locator("button").count() == 0  # the proposer cannot approve it
 
-    sue = await open_console(SUE)  # type: ignore[operator]
+    sue = await open_console(SUE)
     q = sue.page
     await sue.view("changes")
     theirs = q.locator(f'#proposals tr[data-change="{change}"]')
@@ -166,8 +170,8 @@ async def test_a_supervisor_proposes_a_seed_and_a_second_one_approves_it(
     assert sam.errors == [] and sue.errors == []
 
 
-async def test_a_reset_without_a_reason_cannot_be_sent(open_console: object) -> None:
-    console = await open_console(SAM, "laptop")  # type: ignore[operator]
+async def test_a_reset_without_a_reason_cannot_be_sent(open_console: SignIn) -> None:
+    console = await open_console(SAM, "laptop")
     p = console.page
     sent: list[str] = []
     p.on("request", lambda r: sent.append(r.url) if r.url.endswith("/reset") else None)
@@ -186,14 +190,14 @@ async def test_a_reset_without_a_reason_cannot_be_sent(open_console: object) -> 
 
 
 async def test_the_reconciliation_chart_draws_the_periods_points_and_marks(
-    open_console: object, server: Server
+    open_console: SignIn, server: Server
 ) -> None:
     with api(server, SAM) as sam, api(server, SUE) as sue:
         proposed = sam.post("/v1/links/tcp/meters/major/reset", json={"reason": "chart test"})
         assert proposed.status_code == 202
         assert sue.post(f"/v1/changes/{proposed.json()['id']}/approve").status_code == 200
     await asyncio.sleep(3)  # the reset is final after the hold
-    console = await open_console(OPERATOR)  # type: ignore[operator]
+    console = await open_console(OPERATOR)
     p = console.page
     async with p.expect_response(lambda r: "/meters/tcp" not in r.url and "/history" in r.url):
         await console.view("reconciliation")
@@ -216,8 +220,8 @@ async def test_the_reconciliation_chart_draws_the_periods_points_and_marks(
     await console.shot("reconciliation")
 
 
-async def test_the_csv_downloads_are_the_apis_own(open_console: object, server: Server) -> None:
-    console = await open_console(OPERATOR)  # type: ignore[operator]
+async def test_the_csv_downloads_are_the_apis_own(open_console: SignIn, server: Server) -> None:
+    console = await open_console(OPERATOR)
     p = console.page
     await console.view("audit")
     await expect(p.locator("#audit-status")).to_contain_text("record")
@@ -245,10 +249,10 @@ async def test_the_csv_downloads_are_the_apis_own(open_console: object, server: 
 
 
 async def test_writer_unreachable_when_its_socket_drops(
-    open_console: object, server: Server
+    open_console: SignIn, server: Server
 ) -> None:
     """Last in the module: it stops the server."""
-    console = await open_console(OPERATOR, "laptop")  # type: ignore[operator]
+    console = await open_console(OPERATOR, "laptop")
     p = console.page
     server.process.terminate()
     server.process.wait(timeout=30)
