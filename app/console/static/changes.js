@@ -51,8 +51,9 @@ function verb(dual, proposeText, doText) {
 // A form: inputs, a preview of before -> after, a submit enabled only when it may be sent.
 function changeForm(id, title, inputs, check, send) {
   const preview = el("p", { class: "preview", id: `${id}-preview`, "aria-live": "polite" });
-  const problem = el("p", { class: "error", id: `${id}-problem` });
-  const submit = el("button", { type: "submit", id: `${id}-submit`, disabled: true });
+  // What is missing, in grey until the form is used, then in red.
+  const problem = el("p", { class: "error untouched", id: `${id}-problem` });
+  const submit = el("button", { type: "submit", id: `${id}-submit`, disabled: true, "aria-describedby": `${id}-problem` });
   const form = el("form", { id, class: "card change", novalidate: true, "aria-labelledby": `${id}-title` },
     el("h3", { id: `${id}-title`, text: title }), inputs, preview, problem, submit);
   const update = () => {
@@ -62,13 +63,14 @@ function changeForm(id, title, inputs, check, send) {
     submit.textContent = state.label;
     submit.disabled = Boolean(state.problem);
   };
+  form.addEventListener("input", () => problem.classList.remove("untouched"));
   form.addEventListener("input", update);
   form.addEventListener("change", update);
   form.refresh = update;
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const state = check();
-    if (state.problem) { update(); return; } // never sent: a reason is required, and so on
+    if (state.problem) { problem.classList.remove("untouched"); update(); return; } // never sent
     submit.disabled = true;
     try {
       const answer = await send();
@@ -76,6 +78,7 @@ function changeForm(id, title, inputs, check, send) {
         ? `Proposed as ${answer.data.id}: waiting for a different supervisor to approve or reject it.`
         : `Done: ${state.done}.`, "ok");
       form.reset();
+      problem.classList.add("untouched");
       ctx.changed();
     } catch (error) {
       ctx.report(`Refused: ${error.describe ? error.describe() : error}`, "error");
