@@ -27,6 +27,7 @@ from app.api.table_fastpath import TableEventRoute, table_endpoints
 from app.config.floor_config import floor_config
 from app.config.floor_file import Floor as FloorFile
 from app.config.settings import Settings
+from app.console.routes import console_router
 from app.display.broadcaster import Broadcaster, MemoryBackend
 from app.display.routes import display_router
 from app.ops.logs import RequestContextMiddleware
@@ -130,6 +131,7 @@ def create_app(
     app.include_router(api)
     _describe_bodies(app, TABLE_BODIES)
     app.include_router(metrics_router(metrics))
+    app.include_router(console_router())
     app.include_router(
         display_router(broadcaster, display_token=settings.display_token),
         responses=problem_responses(404, 422),

@@ -12,6 +12,7 @@ from app.api.requests import Auth, TableId, read_body, request_body, time_range
 from app.api.responses import JSON_OR_CSV, JSONResponse
 from app.api.schemas import CorrectionRequest, ResetRequest, SeedRequest
 from app.audit.reports import COLUMNS, Reports, to_csv
+from app.state.audit_views import AUDIT_COLUMNS, audit_csv_row, audit_matches
 from app.state.floor_state import Service
 from app.state.operator_views import audit_view, proposal_view
 from app.state.views import Listed, every_award
@@ -125,18 +126,32 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
         _, answer = await writer.submit("reject", None, None, change_request, by=who.name)
         return JSONResponse(answer)
 
-    @api.get("/v1/audit", tags=["operators"])
+    @api.get("/v1/audit", tags=["operators"], responses=JSON_OR_CSV)
     async def get_audit(
         authorization: Auth = None,
         from_: Annotated[str | None, Query(alias="from")] = None,
         to: str | None = None,
+        link: str | None = None,
+        table: str | None = None,
+        action: str | None = None,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
         offset: Annotated[int, Query(ge=0)] = 0,
-    ) -> JSONResponse:
+        format: Annotated[str, Query(pattern="^(json|csv)$")] = "json",
+    ) -> Response:
+        """Oldest first; `action` is an action (`correct:adjust`) or its first part
+        (`correct`, `propose`), `table` the table of the round a correction names."""
         tokens.role(authorization, "operator")
         start, end = time_range(from_, to)
-        rows = [a for a in service().audit if start <= a["at"] < end]
+        rows = [
+            a
+            for a in service().audit
+            if start <= a["at"] < end and audit_matches(a, link, table, action)
+        ]
         page = rows[offset : offset + limit]
+        if format == "csv":
+            return Response(
+                to_csv([audit_csv_row(a) for a in page], AUDIT_COLUMNS), media_type="text/csv"
+            )
         return JSONResponse({"audit": [audit_view(a) for a in page], "total": len(rows)})
 
     @api.get("/v1/awards", tags=["operators"], responses=JSON_OR_CSV)

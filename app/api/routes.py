@@ -6,6 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from app.api.auth import Tokens
+from app.api.floor_routes import floor_routes
 from app.api.operator_routes import operator_routes
 from app.api.requests import TABLE_BODIES
 from app.api.schemas import problem_responses
@@ -20,4 +21,5 @@ def router(writer: Writer, tokens: Tokens) -> APIRouter:
     api = APIRouter(responses=problem_responses(401, 403, 404, 409, 422, 503))
     table_routes(api, writer, tokens)
     operator_routes(api, writer, tokens)
+    floor_routes(api, writer, tokens)
     return api

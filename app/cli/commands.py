@@ -24,6 +24,7 @@ from app.config.demo import DEMO_FLOOR
 # of websockets (bench/bench_displays.py). Smaller steps (5,000 / 5) shortened the
 # pauses, but in our (noisy) runs neither bets/s nor p99 improved.
 GC_THRESHOLDS = (50_000, 50, 1_000)
+CONSOLE_TOKENS = "tokens: demo-operator, demo-supervisor, demo-supervisor-2 (app/demo/floor.toml)"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -157,6 +158,7 @@ def demo_command(args: argparse.Namespace) -> int:
             )  # fmt: skip
             processes.append(simulator)
             print(f"\n  Display page:  {url}/display/stud   (and {url}/display/tcp)", flush=True)
+            print(f"  Console:       {url}/console   {CONSOLE_TOKENS}", flush=True)
             print(f"  API:           {url}/docs      Ctrl-C stops everything.\n", flush=True)
         while not stopping and all(p.poll() is None for p in processes):
             time.sleep(0.3)

@@ -1,0 +1,1 @@
+"""The operator console: one web page for supervisors, operators and auditors."""

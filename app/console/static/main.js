@@ -1,0 +1,141 @@
+// The console: sign-in, the views, the live floor.
+
+import { $, clear, el } from "./dom.js";
+import { ApiError, get, session } from "./api.js";
+import { Live } from "./live.js";
+import { closeMeter, renderFloor } from "./floor.js";
+import { refreshForms, renderProposals, setupChanges } from "./changes.js";
+import { audit, awards } from "./records.js";
+import { run as reconcile, setupReconciliation } from "./reconcile.js";
+
+const state = { floor: null, you: null, live: null, view: "floor", unreachable: false };
+
+const CONNECTION = {
+  connecting: ["conn-off", "Connecting…"],
+  reconnecting: ["conn-bad", "Writer unreachable: reconnecting…"],
+  unreachable: ["conn-bad", "Writer unreachable: reconnecting…"],
+  live: ["conn-ok", "Live"],
+};
+
+function setConnection(kind) {
+  const [cls, text] = CONNECTION[kind];
+  const node = $("#connection");
+  node.className = `conn ${cls}`;
+  node.textContent = text;
+  node.dataset.state = kind;
+  state.unreachable = kind === "unreachable" || kind === "reconnecting";
+  const banner = $("#banner");
+  if (state.unreachable) {
+    banner.hidden = false;
+    banner.textContent = "Writer unreachable: the figures below are the last received and may be out of date. Reconnecting…";
+  } else if (kind === "live") {
+    banner.hidden = true;
+  }
+  if (state.floor) renderFloor(state.floor, { unreachable: state.unreachable });
+}
+
+function show(view) {
+  state.view = view;
+  for (const button of document.querySelectorAll(".tabs button")) {
+    if (button.dataset.view === view) button.setAttribute("aria-current", "page");
+    else button.removeAttribute("aria-current");
+  }
+  for (const section of document.querySelectorAll(".view")) section.hidden = section.id !== `view-${view}`;
+  if (view === "audit") audit.load();
+  if (view === "awards") awards.load();
+  if (view === "journal") journal();
+  if (view === "reconciliation" && !$("#rec tbody").children.length) reconcile();
+}
+
+async function journal() {
+  const fields = clear($("#journal-fields"));
+  try {
+    const head = await get("/v1/journal/head");
+    fields.append(el("dt", { text: "Entries (sequence of the head)" }), el("dd", { id: "journal-seq", text: String(head.seq) }),
+      el("dt", { text: "Head hash (SHA-256, chained)" }), el("dd", {}, el("code", { id: "journal-head", text: head.head })));
+  } catch (error) {
+    fields.append(el("dd", { class: "error", text: error.describe ? error.describe() : String(error) }));
+  }
+}
+
+function report(text, kind) {
+  const node = $("#change-result");
+  node.className = `result ${kind}`;
+  node.textContent = text;
+}
+
+function onFloor(floor) {
+  state.floor = floor;
+  renderFloor(floor, { unreachable: state.unreachable });
+  renderProposals(floor);
+  refreshForms();
+}
+
+function signedIn(you, floor) {
+  state.you = you;
+  state.floor = { ...floor };
+  $("#signin").hidden = true;
+  $("#app").hidden = false;
+  $("#who").hidden = false;
+  $("#who-name").textContent = you.name;
+  $("#who-role").textContent = you.role;
+  setupChanges({
+    role: you.role, name: you.name, floor: () => state.floor, report,
+    changed: () => { if (state.view === "audit") audit.load(); },
+  });
+  audit.setup(floor);
+  awards.setup(floor);
+  setupReconciliation();
+  onFloor(floor);
+  state.live = new Live(session.token, { onFloor, onState: setConnection, onDenied: () => signOut("Your token is no longer accepted: sign in again.") });
+  show("floor");
+  $("#main").focus();
+}
+
+function signOut(message) {
+  state.live?.stop();
+  session.token = null;
+  // Nothing of the floor stays on screen after signing out: reload the page.
+  if (message) sessionStorage.setItem("jackpot.console.message", message);
+  location.reload();
+}
+
+async function signIn(token) {
+  session.token = token;
+  const error = $("#signin-error");
+  error.textContent = "";
+  try {
+    const floor = await get("/v1/floor");
+    const { you, ...rest } = floor;
+    signedIn(you, rest);
+  } catch (e) {
+    session.token = null;
+    error.textContent = e instanceof ApiError && (e.status === 401 || e.status === 403)
+      ? "This token is not an operator's token. Check it and try again."
+      : e instanceof ApiError ? e.describe() : String(e);
+    $("#token").focus();
+  }
+}
+
+function start() {
+  for (const button of document.querySelectorAll(".tabs button")) button.addEventListener("click", () => show(button.dataset.view));
+  $("#sign-out").addEventListener("click", () => signOut());
+  $("#meter-detail-close").addEventListener("click", closeMeter);
+  $("#journal-refresh").addEventListener("click", journal);
+  $("#signin-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const token = $("#token").value.trim();
+    $("#token").value = "";
+    if (!token) { $("#signin-error").textContent = "Enter your token."; return; }
+    signIn(token);
+  });
+  const message = sessionStorage.getItem("jackpot.console.message");
+  if (message) {
+    sessionStorage.removeItem("jackpot.console.message");
+    $("#signin-error").textContent = message;
+  }
+  if (session.token) signIn(session.token);
+  else $("#token").focus();
+}
+
+start();

@@ -1,0 +1,106 @@
+// The Audit log and Awards views: filters (time, link, table, kind), tables, CSV download.
+
+import { $, clear, el, field, fromLocalInput, money, row, when } from "./dom.js";
+import { ApiError, downloadCsv, get } from "./api.js";
+
+const AWARD_KINDS = ["meter", "fixed", "envy", "magic_card", "lucky_player", "lucky_dealer", "river"];
+const ACTIONS = ["seed", "reset", "correct", "propose", "reject"];
+
+function options(id, label, values) {
+  return el("select", { id }, el("option", { value: "", text: label }),
+    values.map(([value, text]) => el("option", { value, text })));
+}
+
+function filters(form, prefix, floor, kinds, kindLabel) {
+  const inputs = {
+    from: el("input", { id: `${prefix}-from`, type: "datetime-local" }),
+    to: el("input", { id: `${prefix}-to`, type: "datetime-local" }),
+    link: options(`${prefix}-link`, "every link", floor.links.map((l) => [l.link, l.name])),
+    table: options(`${prefix}-table`, "every table", floor.tables.map((t) => [t.table, t.table])),
+    kind: options(`${prefix}-kind`, kindLabel, kinds.map((k) => [k, k.replace(/_/g, " ")])),
+  };
+  clear(form).append(
+    field("From (local time)", inputs.from), field("To (local time)", inputs.to),
+    field("Link", inputs.link), field("Table", inputs.table), field(kindLabel.replace("every ", "").replace(/^./, (c) => c.toUpperCase()), inputs.kind),
+    el("div", { class: "actions" },
+      el("button", { type: "submit", id: `${prefix}-apply`, text: "Show" }),
+      el("button", { type: "button", class: "secondary", id: `${prefix}-csv`, text: "Download CSV" })));
+  return inputs;
+}
+
+function params(inputs, kindName) {
+  return {
+    from: fromLocalInput(inputs.from.value), to: fromLocalInput(inputs.to.value),
+    link: inputs.link.value || undefined, table: inputs.table.value || undefined,
+    [kindName]: inputs.kind.value || undefined,
+  };
+}
+
+function problem(status, error) {
+  status.textContent = error instanceof ApiError ? error.describe() : String(error);
+  status.classList.add("error");
+}
+
+function list({ prefix, path, kindName, kinds, kindLabel, render, file, limit }) {
+  let inputs;
+  const status = $(`#${prefix}-status`);
+  const load = async () => {
+    status.classList.remove("error");
+    status.textContent = "Loading…";
+    try {
+      const data = await get(path, { ...params(inputs, kindName), limit });
+      status.textContent = "";
+      render(data);
+    } catch (error) { problem(status, error); }
+  };
+  return {
+    setup(floor) {
+      const form = $(`#${prefix}-filters`);
+      inputs = filters(form, prefix, floor, kinds, kindLabel);
+      form.onsubmit = (event) => { event.preventDefault(); load(); };
+      $(`#${prefix}-csv`).onclick = async () => {
+        try {
+          await downloadCsv(path, { ...params(inputs, kindName), limit }, file);
+          status.classList.remove("error");
+          status.textContent = `Downloaded ${file}.`;
+        } catch (error) { problem(status, error); }
+      };
+    },
+    load,
+  };
+}
+
+function describe(side) {
+  if (!side) return "—";
+  if (side.change) return side.change;
+  return Object.entries(side).map(([k, v]) => `${k} ${money(v)}`).join(", ");
+}
+
+export const audit = list({
+  prefix: "audit", path: "/v1/audit", kindName: "action", kinds: ACTIONS, kindLabel: "every action",
+  file: "audit.csv", limit: 1000,
+  render(data) {
+    const body = clear($("#audit tbody"));
+    // Newest first on screen; the API (and its CSV) lists oldest first.
+    for (const a of [...data.audit].reverse()) {
+      body.append(el("tr", { dataset: { audit: a.id } }, [...row([String(a.id), when(a.at), a.who, a.action,
+        `${a.link} · ${a.meter}${a.round ? ` · ${a.round}` : ""}${a.amount ? ` · ${money(a.amount)}` : ""}`,
+        describe(a.before), describe(a.after), a.approved_by || "—", el("td", { class: "reason", text: a.reason })]).childNodes]));
+    }
+    $("#audit-status").textContent = `${data.total} record${data.total === 1 ? "" : "s"}.`;
+  },
+});
+
+export const awards = list({
+  prefix: "awards", path: "/v1/awards", kindName: "kind", kinds: AWARD_KINDS, kindLabel: "every kind",
+  file: "awards.csv", limit: 500,
+  render(data) {
+    const body = clear($("#awards tbody"));
+    for (const a of data.awards) {
+      body.append(row([when(a.dealt_at), a.kind.replace(/_/g, " "), `${a.link ?? "no link"}${a.meter ? ` · ${a.meter}` : ""}`,
+        a.table, a.round, String(a.box), (a.hand || "").replace(/_/g, " "),
+        el("td", { class: "num", text: a.amount ? money(a.amount) : "—" }), a.state]));
+    }
+    $("#awards-status").textContent = `${data.total} award${data.total === 1 ? "" : "s"}${data.total > data.awards.length ? `, the newest ${data.awards.length} shown` : ""}.`;
+  },
+});

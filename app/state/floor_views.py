@@ -1,0 +1,144 @@
+"""The operators' floor at a glance (the console's live view): every link and level, what
+is pending or stale, each table's last event, each level's last hits, open proposals."""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.state.floor_state import Service
+from app.state.operator_views import proposal_view
+from app.state.timefmt import format_time
+from app.state.views import as_committed, award_row
+from jackpot.money import format_money
+from jackpot.records import OPEN, AwardRecord
+
+HITS = 25  # a level's last hits shown (`GET /v1/awards?link=L&meter=M&limit=25` lists the same)
+
+
+@dataclass(slots=True)
+class TableActivity:
+    """Each table's last event (server time, kind). Rounds leave memory `retain_ms` after
+    they settle; what was seen of them is remembered here, so a quiet table keeps its last
+    event for as long as the process runs (after a restart: what recovery left in memory)."""
+
+    last: dict[str, tuple[int, str]] = field(default_factory=dict)
+
+    def observe(self, service: Service) -> dict[str, tuple[int, str]]:
+        for rnd in service.floor.rounds.values():
+            seen = (rnd.received_at, "bets")
+            if rnd.outcome_at is not None and rnd.outcome_at >= rnd.received_at:
+                seen = (rnd.outcome_at, "outcome")
+            known = self.last.get(rnd.table)
+            if known is None or seen[0] > known[0]:
+                self.last[rnd.table] = seen
+        return self.last
+
+
+def silent_after_ms(service: Service) -> int:
+    """A table with no event for a round timeout is flagged: its rounds would be stale."""
+    return service.config.timing.round_timeout_ms
+
+
+def floor_view(
+    service: Service,
+    activity: TableActivity,
+    now: int,
+    *,
+    degraded: bool = False,
+    journal: tuple[int, str] | None = None,
+) -> dict[str, Any]:
+    """`GET /v1/floor` and the console's websocket message (without `you`)."""
+    last = activity.observe(service)
+    silent = silent_after_ms(service)
+    tables = []
+    for table_id, table in sorted(service.config.tables.items()):
+        seen = last.get(table_id)
+        tables.append({
+            "table": table_id,
+            "game": str(table.settings.game.id),
+            "link": table.link,
+            "last_event": None if seen is None else seen[1],
+            "last_event_at": None if seen is None else format_time(seen[0]),
+            "silent": seen is None or now - seen[0] > silent,
+        })  # fmt: skip
+    view: dict[str, Any] = {
+        "currency": service.config.currency,
+        "dual_control": service.config.dual_control,
+        "now": format_time(now),
+        "round_timeout_ms": service.config.timing.round_timeout_ms,
+        "silent_after_ms": silent,
+        "links": [
+            _link_view(service, link_id, degraded)
+            for link_id in (c.id for c in service.config.links)
+        ],
+        "tables": tables,
+        "changes": [
+            proposal_view(p) for p in service.proposals.values() if p["state"] == "proposed"
+        ],
+    }
+    if journal is not None:
+        view["journal"] = {"seq": journal[0], "head": journal[1]}
+    return view
+
+
+def _link_view(service: Service, link_id: str, degraded: bool) -> dict[str, Any]:
+    floor = service.floor
+    link = floor.link(link_id)
+    provisional = link.provisional()
+    meters = []
+    hits = _last_hits(service, link_id, [m.id for m in link.config.meters])
+    for index, (meter, config) in enumerate(zip(link.meters, link.config.meters, strict=True)):
+        value, reserve = provisional[index]
+        meters.append({
+            "meter": config.id,
+            "name": config.name or config.id,
+            "value": format_money(value),
+            "final_value": format_money(meter.value),
+            "reserve": format_money(reserve),
+            "seed": format_money(meter.seed),
+            "next_seed": None if meter.next_seed is None else format_money(meter.next_seed),
+            "ceiling": None if config.ceiling is None else format_money(config.ceiling),
+            "hits": [award_row(as_committed(service, a)) for a in hits[config.id]],
+        })  # fmt: skip
+    pending = [
+        {
+            **{k: v for k, v in award_row(a).items() if k in _PENDING_KEYS},
+            "state": "pending",
+        }
+        for a in floor.pending_awards(link_id)
+    ]
+    stale = sorted(
+        (rnd.closed_at, rnd.table, rnd.round)
+        for rnd in floor.rounds.values()
+        if rnd.link == link_id and rnd.state == OPEN and rnd.stale
+    )
+    return {
+        "link": link_id,
+        "name": link.config.name or link_id,
+        # What the server knows of itself; "writer unreachable" is the console's own
+        # conclusion when this stream stops.
+        "status": "degraded" if degraded else "ok",
+        "meters": meters,
+        "pending": pending,
+        "stale_rounds": [
+            {"table": t, "round": r, "closed_at": format_time(at)} for at, t, r in stale
+        ],
+    }
+
+
+_PENDING_KEYS = ("id", "table", "round", "box", "meter", "hand", "dealt_at", "late")
+
+
+def _last_hits(service: Service, link: str, meters: list[str]) -> dict[str, list[AwardRecord]]:
+    """Each meter's newest HITS awards, in `GET /v1/awards` order (newest dealt first)."""
+    by_meter: dict[str, list[AwardRecord]] = {m: [] for m in meters}
+    for award in service.floor.awards.values():
+        if award.link == link and award.meter in by_meter:
+            by_meter[award.meter].append(award)
+    return {m: heapq.nlargest(HITS, found, key=_order) for m, found in by_meter.items()}
+
+
+def _order(a: AwardRecord) -> tuple[int, int, str, str, int]:
+    return (a.dealt_at, a.sequence or 0, a.table, a.round, a.box)
