@@ -21,7 +21,7 @@ from app.config.demo import DEMO_FLOOR
 from app.config.floor_file import parse_floor
 from app.config.settings import Settings
 from app.store.journal import MemoryJournal
-from tests.app.test_api import Clock, bets_body
+from tests.support import Clock, bets_body
 
 T02 = {"Authorization": "Bearer demo-table-T02"}
 OPERATOR = {"Authorization": "Bearer demo-operator"}
