@@ -59,7 +59,6 @@ from tables.bets import BoxBet, TableSettings, check_bets
 from tables.cards import DECK
 from tables.errors import TablesError
 
-ROUND_EVENTS = BetsEntry | OutcomeEntry | VoidEntry  # keyed, with a body hash
 CARDS = frozenset(str(card) for card in DECK)
 
 # A kind's own checks: the core's result (None: refused) and the links it may have changed.
@@ -171,7 +170,7 @@ class Verifier:
             checks: Handler = self._handlers.get(type(typed), self._operator)
             result, links = checks(row, typed)
         except (KeyError, TypeError, ValueError, JackpotError, TablesError) as error:
-            # EntryError (a ValueError): a field docs/journal.md does not specify, named.
+            # EntryError (a ValueError) names the field docs/journal.md does not specify.
             self._flag(row, f"entry: cannot be replayed ({error!r})", entry, None)
             return
         if spec.answer is None:
@@ -198,7 +197,7 @@ class Verifier:
         """A round event's idempotency key and the sha256 of its request body (the body
         rebuilt from the entry: it holds the request as posted)."""
         key = body_sha = None
-        if isinstance(entry, ROUND_EVENTS):
+        if isinstance(entry, BetsEntry | OutcomeEntry | VoidEntry):  # a table's round event
             key = idempotency_key(entry.table, entry.round, entry.kind)
             body_sha = body_sha256(entry.body())
         if row.idem_key != key:

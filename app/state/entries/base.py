@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
-from msgspec import UNSET, Struct, UnsetType
+from msgspec import UNSET, Meta, Struct, UnsetType
+
+from jackpot.commands import SEMANTICS
 
 
 class EntryError(ValueError):
@@ -14,6 +16,10 @@ class EntryError(ValueError):
 def idempotency_key(table: str, round_id: str, kind: str) -> str:
     """The `idem_key` of a table's round event: unique in the journal (docs/journal.md)."""
     return f"{table}|{round_id}|{kind}"
+
+
+# The rules an entry replays by: 1 to SEMANTICS (docs/journal.md, versions).
+Version = Annotated[int, Meta(ge=1, le=SEMANTICS)]
 
 
 def version_of(version: int | UnsetType) -> int:

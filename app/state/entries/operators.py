@@ -8,7 +8,7 @@ from typing import Any, ClassVar, TypeAlias
 import msgspec
 from msgspec import UNSET, Struct, UnsetType
 
-from app.state.entries.base import Base, EntryError, version_of
+from app.state.entries.base import Base, EntryError, Version, version_of
 from jackpot.commands import Correct, ResetMeter, SetSeed
 from jackpot.money import Money
 
@@ -34,7 +34,7 @@ class Change(Struct, frozen=True, forbid_unknown_fields=True, tag_field="kind", 
 class SeedChange(Change, tag="seed", kw_only=True, frozen=True):
     kind: ClassVar[str] = "seed"
     seed: int
-    version: int | UnsetType = UNSET
+    version: Version | UnsetType = UNSET
 
 
 class ResetChange(Change, tag="reset", kw_only=True, frozen=True):
@@ -48,7 +48,7 @@ class CorrectChange(Change, tag="correct", kw_only=True, frozen=True):
     reset: bool
     table: str | None
     round: str | None
-    version: int | UnsetType = UNSET
+    version: Version | UnsetType = UNSET
 
 
 class SeedEntry(SeedChange, tag="seed", kw_only=True, frozen=True):

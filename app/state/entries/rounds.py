@@ -8,7 +8,7 @@ from typing import Annotated, Any, ClassVar
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from app.state.entries.base import Base, Part, version_of
+from app.state.entries.base import Base, Part, Version, version_of
 from jackpot.commands import (
     BoxWager,
     CloseBets,
@@ -133,7 +133,7 @@ class OutcomeEntry(Base, tag="outcome", kw_only=True, frozen=True):
     dealer: PostedDealer | None
     claims: list[Claim]
     fixed: list[Fixed]
-    version: int | UnsetType = UNSET
+    version: Version | UnsetType = UNSET
 
     def command(self) -> RecordOutcome:
         claims = tuple(
@@ -177,7 +177,7 @@ class VoidEntry(Base, tag="void", kw_only=True, frozen=True):
     round: str
     reason: str
     boxes: list[int] | None
-    version: int | UnsetType = UNSET
+    version: Version | UnsetType = UNSET
 
     def command(self) -> VoidRound:
         boxes = None if self.boxes is None else tuple(self.boxes)

@@ -175,7 +175,7 @@ def _with(path: tuple[str | int, ...], value: Any, data: Any = None) -> Any:
         (_with(("tips",), 5), r"seq 7 \(bets\): Object contains unknown field `tips`"),
         (_with(("kind",), "tip"), r"seq 7 \(tip\): Invalid value 'tip' - at `\$.kind`"),
         ({"kind": "void", "now": 1, "table": "T", "round": "R", "reason": "x", "boxes": None,
-          "version": 4}, r"seq 7 \(void\): version 4 is not 1 to 3"),
+          "version": 4}, r"seq 7 \(void\): Expected `int` <= 3 - at `\$.version`"),
         ({"kind": "propose", "now": 1, "by": "sam", "change": {"kind": "seed", "link": "l",
           "meter": "m", "reason": "r"}},
          r"seq 7 \(propose\): change \(seed\): Object missing required field `seed`"),
