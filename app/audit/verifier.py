@@ -26,13 +26,27 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from msgspec import structs, to_builtins
+
 from app.audit.checkpoint import Checkpoint
 from app.audit.report import KEEP, Discrepancy, MeterTotals, Report, first_difference
 from app.audit.settlement import Settlement
-from app.state.entry_commands import decision_entry
+from app.state.entries import (
+    ApproveEntry,
+    BetsEntry,
+    Decision,
+    Drawn,
+    Entry,
+    ExpireEntry,
+    FinalizeEntry,
+    OutcomeEntry,
+    VoidEntry,
+    entry_dict,
+    entry_from_dict,
+    idempotency_key,
+)
 from app.state.floor_state import FloorConfig, Service
-from app.state.operator_views import operator_answer
-from app.state.views import bets_answer, outcome_answer, void_answer
+from app.state.kinds import KINDS
 from app.store.chain import GENESIS, body_sha256, chain_hash
 from app.store.journal import JournalRow
 from app.store.snapshots import dump_text, load_service
@@ -45,10 +59,10 @@ from tables.bets import BoxBet, TableSettings, check_bets
 from tables.cards import DECK
 from tables.errors import TablesError
 
-ROUND_KINDS = ("bets", "outcome", "void")  # a table's round events: keyed, with a body hash
 CARDS = frozenset(str(card) for card in DECK)
 
-Handler = Callable[[JournalRow, dict[str, Any]], Iterable[str]]
+# A kind's own checks: the core's result (None: refused) and the links it may have changed.
+Handler = Callable[[JournalRow, Any], tuple[Any, Iterable[str]]]
 
 
 class Verifier:
@@ -70,15 +84,13 @@ class Verifier:
         self.expired_rounds = 0
         self.first_seq = 1
         self.checkpoint: Checkpoint | None = None
-        operator: Handler = self._operator
-        self._handlers: dict[str, Handler] = {
-            "bets": self._bets,
-            "outcome": self._outcome,
-            "void": self._void,
-            "finalize": self._finalize,
-            "expire": self._expire,
-            **{kind: operator for kind in ("seed", "reset", "correct")},
-            **{kind: operator for kind in ("propose", "approve", "reject")},
+        # The checks of the kinds that have their own; the operators' kinds share one.
+        self._handlers: dict[type, Handler] = {
+            BetsEntry: self._bets,
+            OutcomeEntry: self._outcome,
+            VoidEntry: self._void,
+            FinalizeEntry: self._finalize,
+            ExpireEntry: self._expire,
         }
 
     @classmethod
@@ -148,16 +160,24 @@ class Verifier:
                 row.recorded_at_ms,
                 entry.get("now"),
             )
-        handler = self._handlers.get(str(kind))
-        if handler is None:
+        spec = KINDS.get(str(kind))
+        if spec is None:
             self._flag(row, "kind: not an entry kind (docs/journal.md)", kind, None)
             return
         try:
-            self._check_key(row, entry)
-            links = handler(row, entry)
+            typed = entry_from_dict(entry, f"seq {row.seq}")
+            self._check_key(row, typed)
+            checks: Handler = self._handlers.get(type(typed), self._operator)
+            result, links = checks(row, typed)
         except (KeyError, TypeError, ValueError, JackpotError, TablesError) as error:
+            # EntryError (a ValueError) names the field docs/journal.md does not specify.
             self._flag(row, f"entry: cannot be replayed ({error!r})", entry, None)
             return
+        if spec.answer is None:
+            if row.answer is not None:
+                self._flag(row, f"answer: a {kind} entry answers no one", row.answer, None)
+        elif result is not None:
+            self._answer(row, spec.answer(self.service, typed, result))
         self.money.check_meters(row, links)
 
     @property
@@ -173,149 +193,130 @@ class Verifier:
         if len(self.discrepancies) < self.keep:
             self.discrepancies.append(discrepancy)
 
-    def _check_key(self, row: JournalRow, entry: dict[str, Any]) -> None:
+    def _check_key(self, row: JournalRow, entry: Entry) -> None:
         """A round event's idempotency key and the sha256 of its request body (the body
         rebuilt from the entry: it holds the request as posted)."""
-        kind = entry["kind"]
         key = body_sha = None
-        if kind in ROUND_KINDS:
-            key = f"{entry['table']}|{entry['round']}|{kind}"
-            if kind == "bets":
-                body = {"closed_at": entry["closed_at"], "boxes": entry["boxes"]}
-            elif kind == "outcome":
-                body = {"boxes": entry["boxes"], "dealer": entry["dealer"]}
-            else:
-                body = {"reason": entry["reason"], "boxes": entry["boxes"]}
-            body_sha = body_sha256(body)
+        if isinstance(entry, BetsEntry | OutcomeEntry | VoidEntry):  # a table's round event
+            key = idempotency_key(entry.table, entry.round, entry.kind)
+            body_sha = body_sha256(entry.body())
         if row.idem_key != key:
             self._flag(row, "idem_key: table|round|kind", row.idem_key, key)
         elif key is not None and key in self.service.idem:
-            self._flag(row, f"idem_key: a second {kind} of this round", key, None)
+            self._flag(row, f"idem_key: a second {entry.kind} of this round", key, None)
         if row.body_sha256 != body_sha:
             self._flag(
                 row, "body_sha256: of the request body in the entry", row.body_sha256, body_sha
             )
 
-    # -- entry kinds: each returns the links whose meters it may have changed --------
+    # -- a kind's own checks: each returns the core's result and the links it touched --
 
-    def _bets(self, row: JournalRow, entry: dict[str, Any]) -> Iterable[str]:
-        table, round_id = entry["table"], entry["round"]
-        settings = self.service.table(table).settings
-        decisions = entry["decisions"]
+    def _bets(self, row: JournalRow, entry: BetsEntry) -> tuple[Any, Iterable[str]]:
+        settings = self.service.table(entry.table).settings
+        decisions = entry.decisions
         try:
             bets = [
-                BoxBet(
-                    b["box"],
-                    Money(b["ante"]),
-                    Money(b["jackpot"]),
-                    Money(b["jackpot_dealer"]),
-                    b["player"],
-                )
-                for b in entry["boxes"]
+                BoxBet(b.box, Money(b.ante), Money(b.jackpot), Money(b.jackpot_dealer), b.player)
+                for b in entry.boxes
             ]
-            expected = [decision_entry(d) for d in check_bets(settings, bets)]
+            expected = [Decision.of(d) for d in check_bets(settings, bets)]
         except TablesError as error:
-            self._flag(row, f"boxes: the rules refuse these bets ({error})", entry["boxes"], None)
+            boxes = to_builtins(entry.boxes)
+            self._flag(row, f"boxes: the rules refuse these bets ({error})", boxes, None)
         else:
             if expected != decisions:
-                self._differ(row, "decisions", decisions, expected)
+                self._differ(row, "decisions", to_builtins(decisions), to_builtins(expected))
             decisions = expected
-        self._check_draws(row, settings, entry["draws"])
-        if self._apply(row, {**entry, "decisions": decisions}) is not None:
-            self.rounds += 1
-            self._answer(row, bets_answer(self.service, table, round_id))
-        return self._links_of(table)
+        self._check_draws(row, settings, entry.draws)
+        result = self._apply(row, structs.replace(entry, decisions=decisions))
+        self.rounds += result is not None
+        return result, self._links_of(entry.table)
 
-    def _check_draws(self, row: JournalRow, settings: TableSettings, draws: Any) -> None:
+    def _check_draws(self, row: JournalRow, settings: TableSettings, draws: Drawn | None) -> None:
         """Draws are random: they cannot be recomputed, only checked to be possible."""
         if not settings.game.draws:
             if draws is not None:
-                self._flag(row, f"draws: {settings.game.id} draws nothing", draws, None)
+                what = f"draws: {settings.game.id} draws nothing"
+                self._flag(row, what, to_builtins(draws), None)
             return
         well_formed = (
-            isinstance(draws, dict)
-            and set(draws) == {"magic_card", "lucky_box", "lucky_dealer"}
-            and draws["magic_card"] in CARDS  # 4.3: a card of the deck
-            and type(draws["lucky_box"]) is int  # 4.4: a box of the table
-            and 1 <= draws["lucky_box"] <= settings.boxes
-            and type(draws["lucky_dealer"]) is bool  # 4.4.1
+            draws is not None
+            and draws.magic_card in CARDS  # 4.3: a card of the deck
+            and 1 <= draws.lucky_box <= settings.boxes  # 4.4: a box of the table
         )
         if not well_formed:
             self._flag(
                 row,
                 "draws: a card of the deck, a box of the table, lucky_dealer "
                 "true or false (4.3-4.5)",
-                draws,
+                to_builtins(draws),
                 None,
             )
 
-    def _outcome(self, row: JournalRow, entry: dict[str, Any]) -> Iterable[str]:
-        table, round_id = entry["table"], entry["round"]
-        body = {"boxes": entry["boxes"], "dealer": entry["dealer"]}
+    def _outcome(self, row: JournalRow, entry: OutcomeEntry) -> tuple[Any, Iterable[str]]:
+        table, round_id = entry.table, entry.round
+        body = entry.body()
         applied = entry
         try:
             # Re-evaluates every hand from its recorded cards, on the state at this point
             # (the round's accepted wagers, its voided boxes, its draws).
-            expected = self.service.prepare_outcome(table, round_id, body, entry["now"])
+            expected = self.service.prepare_outcome(table, round_id, body, entry.now)
         except (TablesError, JackpotError) as error:
             self._flag(row, f"outcome: the rules refuse it ({error})", body, None)
         else:
             for name in ("claims", "fixed"):
-                if expected[name] != entry[name]:
-                    self._differ(row, name, entry[name], expected[name])
-            applied = {**entry, "claims": expected["claims"], "fixed": expected["fixed"]}
-        if self._apply(row, applied) is not None:
+                was, should = getattr(entry, name), getattr(expected, name)
+                if was != should:
+                    self._differ(row, name, to_builtins(was), to_builtins(should))
+            applied = structs.replace(entry, claims=expected.claims, fixed=expected.fixed)
+        # The answer as it was given: pending awards without amounts, as at that time.
+        result = self._apply(row, applied)
+        if result is not None:
             self._count_fixed(table, round_id, 1)
-            # The answer as it was given: pending awards without amounts, as at that time.
-            self._answer(row, outcome_answer(self.service, table, round_id))
-        return self._links_of(table)
+        return result, self._links_of(table)
 
-    def _void(self, row: JournalRow, entry: dict[str, Any]) -> Iterable[str]:
-        table, round_id = entry["table"], entry["round"]
+    def _void(self, row: JournalRow, entry: VoidEntry) -> tuple[Any, Iterable[str]]:
+        table, round_id = entry.table, entry.round
         self._count_fixed(table, round_id, -1)
         result = self._apply(row, entry)
         self._count_fixed(table, round_id, 1)
         if isinstance(result, VoidResult):
             self.void_rounds += result.round.state == VOID
-            self._answer(row, void_answer(self.service, table, round_id, list(result.reversed)))
             self.money.expect_reversals(row, table, round_id, dict(result.reversed))
-        return self._links_of(table)
+        return result, self._links_of(table)
 
-    def _finalize(self, row: JournalRow, entry: dict[str, Any]) -> Iterable[str]:
+    def _finalize(self, row: JournalRow, entry: FinalizeEntry) -> tuple[Any, Iterable[str]]:
         before = self.money.reversed_totals()
         withheld_before = self.money.withheld_totals()
         result = self._apply(row, entry)
-        if row.answer is not None:
-            self._flag(row, "answer: a finalize entry answers no one", row.answer, None)
         if isinstance(result, FinalizeResult):
             self.money.check_finalized(row, result.finalized, result.withheld)
             self.money.check_reversed(row, result.reversed, before)
             self.money.check_withheld(row, result.withheld, result.returned, withheld_before)
-        return self.money.all_links
+        return None, self.money.all_links
 
-    def _expire(self, row: JournalRow, entry: dict[str, Any]) -> Iterable[str]:
+    def _expire(self, row: JournalRow, entry: ExpireEntry) -> tuple[Any, Iterable[str]]:
         result = self._apply(row, entry)
-        if row.answer is not None:
-            self._flag(row, "answer: an expire entry answers no one", row.answer, None)
         if not isinstance(result, ExpireResult):
-            return ()
+            return None, ()
         self.expired_rounds += len(result.rounds)
         after = self.service.config.timing.expire_after_ms
         for rnd in result.rounds:
-            if entry["now"] - rnd.received_at <= after:
+            if entry.now - rnd.received_at <= after:
                 self._flag(
                     row,
                     f"expire: round {rnd.table}/{rnd.round} was open only "
-                    f"{entry['now'] - rnd.received_at} ms, not more than expire_after",
-                    entry["now"] - rnd.received_at,
+                    f"{entry.now - rnd.received_at} ms, not more than expire_after",
+                    entry.now - rnd.received_at,
                     after,
                 )
-        return ()
+        return None, ()
 
-    def _operator(self, row: JournalRow, entry: dict[str, Any]) -> Iterable[str]:
-        inner = entry.get("change", entry)  # dual control: the change proposed
-        if entry["kind"] == "approve":
-            inner = self.service.proposals.get(entry["id"], {}).get("change", {})
+    def _operator(self, row: JournalRow, entry: Entry) -> tuple[Any, Iterable[str]]:
+        fields = entry_dict(entry)
+        inner = fields.get("change", fields)  # dual control: the change proposed
+        if isinstance(entry, ApproveEntry):
+            inner = self.service.proposals.get(entry.id, {}).get("change", {})
         table, round_id = inner.get("table"), inner.get("round")
         voids = inner.get("correction") == "void_round" and table and round_id
         if voids:
@@ -326,17 +327,16 @@ class Verifier:
             self.void_rounds += isinstance(result, CorrectionRecord)
             if isinstance(result, CorrectionRecord):
                 self.money.expect_reversals(row, table, round_id, self._box_totals(table, round_id))
-        if result is not None:
-            self._answer(row, operator_answer(self.service, entry["kind"], result))
-        return self.money.all_links
+        return result, self.money.all_links
 
     # -- shared checks -------------------------------------------------------------
 
-    def _apply(self, row: JournalRow, entry: dict[str, Any]) -> Any:
+    def _apply(self, row: JournalRow, entry: Entry) -> Any:
         try:
             result = self.service.apply(entry)
         except (JackpotError, TablesError) as error:  # refused: the state is unchanged
-            self._flag(row, f"entry: the state at this point refuses it ({error})", entry, None)
+            what = f"entry: the state at this point refuses it ({error})"
+            self._flag(row, what, entry_dict(entry), None)
             return None
         # As the writer does: the idempotency index of the rounds in memory
         # (app/state/floor_state.py).

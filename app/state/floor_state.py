@@ -1,8 +1,9 @@
 """The application state: the jackpot Floor plus what the tables tell us, driven by entries.
 
-Every accepted request becomes one journal entry (a JSON-able dict). `prepare` checks a
-request against the rules and the state and builds its entry without changing anything;
-`apply` applies an entry. The writer calls both; recovery calls only `apply`, so a
+Every accepted request becomes one journal entry (app/state/entries.py). `prepare` checks
+a request against the rules and the state and builds its entry without changing anything;
+`apply` applies an entry (by its kind: app/state/kinds.py). The writer calls both;
+recovery calls only `apply`, so a
 replayed entry never re-derives a result from configuration that may since have changed
 (the draws, the accepted wagers and the claims are all in the entry).
 """
@@ -13,29 +14,35 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.state.entry_commands import (
-    decision_entry,
-    draws_entry,
-    entry_command,
-    entry_decision,
+import msgspec
+
+from app.state.entries import (
+    BetsEntry,
+    Claim,
+    Decision,
+    Drawn,
+    Entry,
+    Fixed,
+    OutcomeEntry,
+    PostedBox,
+    PostedDealer,
+    PostedHand,
+    VoidEntry,
     entry_draws,
+    entry_from_dict,
 )
-from app.state.operator_audit import OPERATOR_KINDS, decide_change, meter_before, record_audit
-from jackpot.commands import (
-    SEMANTICS,
-)
+from app.state.entries import idempotency_key as idempotency_key
+from app.state.kinds import KINDS
+from app.state.kinds import RoundExtras as RoundExtras
+from jackpot.commands import SEMANTICS
 from jackpot.config import LinkConfig, Timing
 from jackpot.errors import ClockSkewError, OpenRoundsLimitError, UnknownError
-from jackpot.floor import FinalizeResult, Floor, Result, check_awaits_outcome
-from tables.bets import BoxBet, RandomSource, TableSettings, check_bets, draw
+from jackpot.floor import Floor, Result, check_awaits_outcome
+from jackpot.money import Money
+from tables.bets import BetDecision, BoxBet, RandomSource, TableSettings, check_bets, draw
 from tables.cards import parse_hand
 from tables.hands import BoxHand, DealerHand
 from tables.settle import FixedClaim, settle
-
-
-def idempotency_key(table: str, round_id: str, kind: str) -> str:
-    """The `idem_key` of a table's round event: unique in the journal (docs/journal.md)."""
-    return f"{table}|{round_id}|{kind}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,16 +65,6 @@ class FloorConfig:
     # A table may hold this many rounds with bets and no outcome or void; beyond it, its
     # bets are refused (409) until some settle, are void or expire (jackpot/expiry.py).
     max_open_rounds: int = 1_000
-
-
-@dataclass(slots=True)
-class RoundExtras:
-    """What the service keeps of a round beyond the core's record: for GET and audits."""
-
-    boxes: list[dict[str, Any]]  # the bets as posted (money in micro-units)
-    decisions: list[dict[str, Any]]
-    draws: dict[str, Any] | None
-    hands: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)
@@ -99,7 +96,7 @@ class Service:
 
     def prepare_bets(
         self, table: str, round_id: str, body: dict[str, Any], now: int, rng: RandomSource
-    ) -> dict[str, Any]:
+    ) -> BetsEntry:
         settings = self.table(table).settings
         limit = self.config.max_open_rounds
         if self.floor.open_count(table, at_least=limit) >= limit:
@@ -117,20 +114,19 @@ class Service:
         # Singapore Stud's Magic Card, Lucky Player and Lucky Dealer are drawn by the
         # server when bets close (4.3-4.5), from the caller's secure generator.
         draws = draw(settings, rng)
-        return {
-            "kind": "bets",
-            "now": now,
-            "table": table,
-            "round": round_id,
-            "closed_at": body["closed_at"],
-            "boxes": body["boxes"],
-            "decisions": [decision_entry(d) for d in decisions],
-            "draws": None if draws is None else draws_entry(draws),
-        }
+        return BetsEntry(
+            now=now,
+            table=table,
+            round=round_id,
+            closed_at=body["closed_at"],
+            boxes=[PostedBox(**b) for b in body["boxes"]],
+            decisions=[Decision.of(d) for d in decisions],
+            draws=None if draws is None else Drawn.of(draws),
+        )
 
     def prepare_outcome(
         self, table: str, round_id: str, body: dict[str, Any], now: int
-    ) -> dict[str, Any]:
+    ) -> OutcomeEntry:
         config = self.table(table)
         rnd = self.floor.round(table, round_id)
         check_awaits_outcome(rnd, self.config.timing)
@@ -149,44 +145,28 @@ class Service:
         if body.get("dealer") is not None:
             d = body["dealer"]
             dealer = DealerHand(parse_hand(d["cards"], ("dealer", "cards")), d.get("dealt_at"))
-        decisions = [entry_decision(d, voided=rnd.boxes[d["box"]].voided) for d in extras.decisions]
+        decisions = [_decision(d, voided=rnd.boxes[d["box"]].voided) for d in extras.decisions]
         draws = None if extras.draws is None else entry_draws(extras.draws)
         claims = settle(config.settings, decisions, hands, dealer, draws)
         meter_claims = []
         fixed = []
-        for claim in claims:
-            if isinstance(claim, FixedClaim):
-                fixed.append(
-                    {
-                        "box": claim.box,
-                        "kind": claim.kind,
-                        "hand": claim.hand,
-                        "amount": claim.amount,
-                        "for_box": claim.for_box,
-                        "target": claim.target,
-                    }
-                )
+        for c in claims:
+            if isinstance(c, FixedClaim):
+                fixed.append(Fixed(c.box, c.kind, c.hand, c.amount, c.for_box, c.target))
             else:
-                meter_claims.append(
-                    {
-                        "box": claim.box,
-                        "target": claim.target,
-                        "hand": claim.hand,
-                        "share": claim.share,
-                        "dealt_at": claim.dealt_at,
-                    }
-                )
-        return {
-            "kind": "outcome",
-            "version": SEMANTICS,
-            "now": now,
-            "table": table,
-            "round": round_id,
-            "boxes": body["boxes"],
-            "dealer": body.get("dealer"),
-            "claims": meter_claims,
-            "fixed": fixed,
-        }
+                meter_claims.append(Claim(c.box, c.target, c.hand, c.share, c.dealt_at))
+        # The posted hands as the entry records them (validated by the route already).
+        posted = msgspec.convert({"boxes": body["boxes"], "dealer": body.get("dealer")}, _Hands)
+        return OutcomeEntry(
+            version=SEMANTICS,
+            now=now,
+            table=table,
+            round=round_id,
+            boxes=posted.boxes,
+            dealer=posted.dealer,
+            claims=meter_claims,
+            fixed=fixed,
+        )
 
     def _check_dealt_at(self, body: dict[str, Any], now: int) -> None:
         """DESIGN.md: a time more than max_clock_skew ahead of the server's clock is
@@ -206,46 +186,43 @@ class Service:
                     loc,
                 )
 
-    def prepare_void(
-        self, table: str, round_id: str, body: dict[str, Any], now: int
-    ) -> dict[str, Any]:
+    def prepare_void(self, table: str, round_id: str, body: dict[str, Any], now: int) -> VoidEntry:
         self.table(table)
         self.floor.round(table, round_id)
-        return {
-            "kind": "void",
-            "version": SEMANTICS,
-            "now": now,
-            "table": table,
-            "round": round_id,
-            "reason": body["reason"],
-            "boxes": body.get("boxes"),
-        }
+        boxes = body.get("boxes")
+        return VoidEntry(
+            version=SEMANTICS,
+            now=now,
+            table=table,
+            round=round_id,
+            reason=body["reason"],
+            boxes=None if boxes is None else list(boxes),
+        )
 
     # -- apply: the only way state changes (live and on replay) ------------------------
 
-    def apply(self, entry: Mapping[str, Any]) -> Result:
-        """Apply one entry. Atomic: a refused entry (JackpotError) changes nothing."""
-        kind = entry["kind"]
-        if kind in ("propose", "approve", "reject"):
-            result: Result = decide_change(self, entry)
-            return result
-        before = meter_before(self, entry) if kind in OPERATOR_KINDS else None
-        command = entry_command(entry, lambda table: self.table(table).link)
-        result = self.floor.apply(command)
-        if kind in OPERATOR_KINDS:
-            record_audit(self, entry, before, result)
-        if isinstance(result, FinalizeResult):
-            for table, round_id in result.pruned:
-                self.extras.pop((table, round_id), None)
-                for event in ("bets", "outcome", "void"):
-                    self.idem.pop(idempotency_key(table, round_id, event), None)
-        if entry["kind"] == "bets":
-            self.extras[(entry["table"], entry["round"])] = RoundExtras(
-                boxes=list(entry["boxes"]), decisions=list(entry["decisions"]), draws=entry["draws"]
-            )
-        elif entry["kind"] == "outcome":
-            self.extras[(entry["table"], entry["round"])].hands = {
-                "boxes": entry["boxes"],
-                "dealer": entry["dealer"],
-            }
-        return result
+    def apply(self, entry: Entry | Mapping[str, Any]) -> Result:
+        """Apply one entry (a journal entry's JSON object is decoded first: EntryError if
+        it is not one). Atomic: a refused entry (JackpotError) changes nothing."""
+        typed = entry if isinstance(entry, msgspec.Struct) else entry_from_dict(entry)
+        return KINDS[typed.kind].apply(self, typed)
+
+
+class _Hands(msgspec.Struct, frozen=True):
+    boxes: list[PostedHand]
+    dealer: PostedDealer | None
+
+
+def _decision(d: Mapping[str, Any], *, voided: bool) -> BetDecision:
+    """A bets decision as the state keeps it, for settling the outcome."""
+    if voided:  # a voided box's bets were returned (5.22): it takes no part in the outcome
+        return BetDecision(d["box"], "none", Money(0), Money(0), "void", Money(0), d["player"])
+    return BetDecision(
+        d["box"],
+        d["status"],
+        Money(d["wager"]),
+        Money(d["dealer_wager"]),
+        d["reason"],
+        Money(d["ante"]),
+        d["player"],
+    )

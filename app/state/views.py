@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from app.state.floor_state import Service
 from app.state.timefmt import format_time
 from jackpot.commands import FixedAward
 from jackpot.money import RATE_SCALE, format_money
 from jackpot.records import PENDING, AwardRecord, ResetRecord, RoundRecord
 from tables.settle import KINDS
+
+if TYPE_CHECKING:  # the state imports its views (app/state/kinds.py)
+    from app.state.floor_state import Service
 
 
 def share_text(share: int) -> str:

@@ -1,43 +1,30 @@
-"""A request's journal entry, as the state prepares it, and its answer, as the state then reads."""
+"""A request's journal entry and its answer, by its kind (app/state/kinds.py)."""
 
 from __future__ import annotations
 
 import random
 from typing import Any
 
+from app.state.entries import Entry
 from app.state.floor_state import Service
-from app.state.views import bets_answer, outcome_answer, void_answer
+from app.state.kinds import KINDS
+from app.state.views import outcome_answer
 from app.writer.group import Submission
-from jackpot.floor import VoidResult
 
 
-def entry_of(service: Service, sub: Submission, now: int, rng: random.Random) -> dict[str, Any]:
+def entry_of(service: Service, sub: Submission, now: int, rng: random.Random) -> Entry:
     """The entry a request makes, with the server time (and the seeds it draws, for bets)."""
-    if sub.kind == "bets":
-        assert sub.table is not None and sub.round is not None
-        return service.prepare_bets(sub.table, sub.round, sub.body, now, rng)
-    if sub.kind == "outcome":
-        assert sub.table is not None and sub.round is not None
-        return service.prepare_outcome(sub.table, sub.round, sub.body, now)
-    if sub.kind == "void":
-        assert sub.table is not None and sub.round is not None
-        return service.prepare_void(sub.table, sub.round, sub.body, now)
-    # Operator changes: seed, reset, correct, and dual control's propose/approve/reject.
-    return {"kind": sub.kind, "now": now, "by": sub.by, **sub.body}
+    prepare = KINDS[sub.kind].prepare
+    if prepare is None:  # finalize, expire: the writer's timer makes them, no request
+        raise ValueError(f"{sub.kind} is not a request")
+    return prepare(service, sub, now, rng)
 
 
-def answer_of(service: Service, sub: Submission, result: object) -> dict[str, Any]:
+def answer_of(service: Service, entry: Entry, result: object) -> dict[str, Any]:
     """The answer recorded with the entry: the state as the entry leaves it."""
-    if sub.kind == "bets":
-        return bets_answer(service, sub.table or "", sub.round or "")
-    if sub.kind == "outcome":
-        return outcome_now(service, sub)
-    if sub.kind == "void":
-        assert isinstance(result, VoidResult)
-        return void_answer(service, sub.table or "", sub.round or "", list(result.reversed))
-    from app.state.operator_views import operator_answer
-
-    return operator_answer(service, sub.kind, result)
+    answer = KINDS[entry.kind].answer
+    assert answer is not None  # every kind a request makes answers it
+    return answer(service, entry, result)
 
 
 def outcome_now(service: Service, sub: Submission) -> dict[str, Any]:
@@ -46,4 +33,4 @@ def outcome_now(service: Service, sub: Submission) -> dict[str, Any]:
 
 
 def status_of(sub: Submission) -> int:
-    return 201 if sub.kind in ("bets", "outcome") else 200
+    return KINDS[sub.kind].status

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.state.entries import Entry, entry_text
 from app.store.chain import GENESIS, body_sha256, chain_hash
 from app.store.journal import JournalRow
 from jackpot.snapshot import canonical_json, loads_exact
@@ -15,18 +16,18 @@ __all__ = ["GENESIS", "body_sha", "loads", "next_row"]
 def next_row(
     seq: int,
     head: str,
-    entry: dict[str, Any],
+    entry: Entry,
     key: str | None,
     body_sha: str | None,
     answer: dict[str, Any] | None,
 ) -> JournalRow:
     """The entry's row after (seq, head); the caller makes it the head."""
     # Hash chain (issue 9): each row's hash covers the previous hash and its entry.
-    text = canonical_json(entry)
+    text = entry_text(entry)  # written once, from the typed entry (the hot path: bets)
     return JournalRow(
         seq=seq + 1,
-        recorded_at_ms=entry["now"],
-        kind=entry["kind"],
+        recorded_at_ms=entry.now,
+        kind=entry.kind,
         idem_key=key,
         body_sha256=body_sha,
         entry=text,

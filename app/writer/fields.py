@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.state.entries import Entry
 from app.state.floor_state import Service
 from app.store.journal import Journal, JournalRow
 from app.writer.chain import GENESIS, next_row
@@ -101,7 +102,7 @@ class WriterFields:
 
     def _row(
         self,
-        entry: dict[str, Any],
+        entry: Entry,
         key: str | None,
         body_sha: str | None,
         answer: dict[str, Any] | None,

@@ -6,6 +6,7 @@ import gc
 import logging
 from typing import Any
 
+from app.state.entries import entry_from_dict
 from app.store.journal import JournalRow, unpack_bytes
 from app.store.snapshots import load_service
 from app.writer.announce import Announcer
@@ -57,7 +58,8 @@ class Recovery(Announcer):
             self._replay(row)
 
     def _replay(self, row: JournalRow) -> object:
-        result = self.service.apply(loads(row.entry, f"journal entry {row.seq}"))
+        where = f"journal entry {row.seq}"
+        result = self.service.apply(entry_from_dict(loads(row.entry, where), where))
         if row.idem_key is not None and row.body_sha256 is not None:
             self.service.idem[row.idem_key] = row.body_sha256
         self.seq, self.head = row.seq, row.hash

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+from app.state.entries import ExpireEntry
 from app.writer.group import Group, Submission
 from app.writer.snapshots import Snapshots
 
@@ -67,6 +68,6 @@ class Timer(Snapshots):
         EXPIRE_BATCH an entry; the timer comes back at once for the rest."""
         rounds = self.service.floor.expirable(now, EXPIRE_BATCH)
         if rounds:
-            entry = {"kind": "expire", "now": now, "rounds": [list(key) for key in rounds]}
+            entry = ExpireEntry(now=now, rounds=[list(key) for key in rounds])
             self.service.apply(entry)
             self._append(group.rows, self._row(entry, None, None, None))

@@ -28,6 +28,7 @@ import logging
 import time
 from typing import Any
 
+from app.state.entries import FinalizeEntry
 from app.store.errors import DuplicateEntry, JournalUnavailable
 from app.store.journal import JournalRow
 from app.writer.answers import answer_of, entry_of, outcome_now, status_of
@@ -192,8 +193,7 @@ class Writer(Timer):
         if self._finalize_due(now):
             # Finalising is itself an entry, with the server time: replay never reads
             # the clock (DESIGN.md, the watermark).
-            entry = {"kind": "finalize", "now": now}
-            result = self.service.apply(entry)
+            result = self.service.apply(entry := FinalizeEntry(now=now))
             assert isinstance(result, FinalizeResult)
             self.last_finalize = now
             self._append(group.rows, self._row(entry, None, None, None))
@@ -316,7 +316,7 @@ class Writer(Timer):
         except Exception as error:
             raise self._unapply(sub, rows, error) from error
         try:
-            answer = answer_of(service, sub, result)
+            answer = answer_of(service, entry, result)
             link = getattr(result, "link", None) or (
                 service.floor.rounds[(sub.table, sub.round)].link
                 if sub.table and sub.round

@@ -144,7 +144,7 @@ async def test_the_forked_dump_is_the_state_at_the_call_whatever_comes_after() -
     config = floor_config(load_floor(DEMO))
     service = Service(config)
     clock = Clock()
-    entry: dict[str, Any] = service.prepare_bets(
+    entry = service.prepare_bets(
         "T01", "R1", {"closed_at": clock.now, "boxes": [_box(1)]}, clock.now, RNG
     )
     service.apply(entry)

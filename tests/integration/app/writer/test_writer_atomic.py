@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import app.writer.answers
 import app.writer.chain
+import app.writer.writer
 from app.api.application import create_app
 from app.api.schemas import BetsRequest, OutcomeRequest, VoidRequest
 from app.audit.verify import verify
@@ -60,24 +60,23 @@ def failing(point: str, round_id: str, kind: str = "bets") -> Iterator[None]:
         patches.append((owner, name, getattr(owner, name)))
         setattr(owner, name, wrap(getattr(owner, name)))
 
-    if point == "answer":  # the view that builds the answer raises
+    if point == "answer":  # the kind's answer (app/state/kinds.py) raises
 
         def answer(original: Any) -> Any:
-            def view(service: Service, table: str, rnd: str, *more: Any) -> Any:
-                if rnd == round_id:
-                    raise Injected(f"answer of {rnd}")
-                return original(service, table, rnd, *more)
+            def view(service: Service, entry: Any, *more: Any) -> Any:
+                if entry.round == round_id:
+                    raise Injected(f"answer of {entry.round}")
+                return original(service, entry, *more)
 
             return view
 
-        for name in ("bets_answer", "outcome_answer", "void_answer"):
-            patch(app.writer.answers, name, answer)
+        patch(app.writer.writer, "answer_of", answer)
     elif point == "apply":  # the core changes the state, then raises (not a refusal)
 
         def apply(original: Any) -> Any:
             def applied(service: Service, entry: Any) -> Any:
                 result = original(service, entry)
-                if (entry.get("round"), entry["kind"]) == (round_id, kind):
+                if (getattr(entry, "round", None), entry.kind) == (round_id, kind):
                     raise Injected(f"apply of {round_id}")
                 return result
 
@@ -87,17 +86,14 @@ def failing(point: str, round_id: str, kind: str = "bets") -> Iterator[None]:
     else:  # the row: the entry's canonical text cannot be made
 
         def canonical(original: Any) -> Any:
-            def text(data: Any) -> str:
-                if isinstance(data, dict) and (data.get("round"), data.get("kind")) == (
-                    round_id,
-                    kind,
-                ):
+            def text(entry: Any) -> str:
+                if (getattr(entry, "round", None), entry.kind) == (round_id, kind):
                     raise Injected(f"row of {round_id}")
-                return str(original(data))
+                return str(original(entry))
 
             return text
 
-        patch(app.writer.chain, "canonical_json", canonical)
+        patch(app.writer.chain, "entry_text", canonical)
     try:
         yield
     finally:
