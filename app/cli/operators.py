@@ -8,10 +8,11 @@ answers are parsed with `parse_float=Decimal` and never turned into floats.
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -35,47 +36,77 @@ from app.cli.options import (
 )
 from app.cli.printing import cell, fields, out, show_table
 from app.cli.program import new_app, run
-from app.cli.server_api import Failed, loads, session
+from app.cli.server_api import Api, Failed, loads, session
 from app.config.demo import DEMO_FLOOR
 
 REPORT_PATH = "/v1/reports/reconciliation"
 
 commands = new_app("jackpot operator commands")
+Body = Callable[..., int]
+
+
+def command(name: str, help: str) -> Callable[[Body], Body]:
+    """An operator command on `commands`, with the options every one has (argparse's
+    `parents`): `--url`, `--token`, `--json`. Its body takes an `Api` on the server (a
+    `Failed` ends the command, app/cli/server_api.py), whether to print the server's JSON,
+    then its own options."""
+
+    def register(body: Body) -> Body:
+        own = [*inspect.signature(body, eval_str=True).parameters.values()][2:]
+        common = [
+            inspect.Parameter(
+                option, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind
+            )
+            for option, kind, default in (
+                ("url", Url, None),
+                ("token", Token, None),
+                ("as_json", Json, False),
+            )
+        ]
+
+        def in_session(url: str | None, token: str | None, as_json: bool, **options: Any) -> int:
+            with session(url, token) as api:
+                return body(api, as_json, **options)
+
+        # Typer reads the options from the signature: the body's own, then the common ones.
+        in_session.__signature__ = inspect.Signature([*own, *common])  # type: ignore[attr-defined]
+        commands.command(name, help=help)(in_session)
+        return body
+
+    return register
 
 
 # -- meters ----------------------------------------------------------------------------
 
 
-@commands.command(help="meters of a link, or of every link of the floor file")
+@command("meters", help="meters of a link, or of every link of the floor file")
 def meters(
+    api: Api,
+    as_json: bool,
     link: Annotated[str | None, typer.Argument(metavar="LINK")] = None,
     config: FloorFile = None,
-    url: Url = None,
-    token: Token = None,
-    as_json: Json = False,
 ) -> int:
     """Every meter of LINK (or of each link of the floor file): value, seed, reserve..."""
     raw: list[str] = []
     rows: list[list[Any]] = []
     notes: list[str] = []
-    with session(url, token) as api:
-        for link_id in [link] if link else floor_links(config):
-            link_answer = loads(api.call("GET", f"/v1/links/{link_id}").text)
-            for m in link_answer["meters"]:
-                answer = api.call("GET", f"/v1/links/{link_id}/meters/{m['meter']}")
-                raw.append(answer.text)
-                v = loads(answer.text)
-                pending, stale = v.get("pending_awards") or [], v.get("stale_rounds") or []
-                rows.append(
-                    [
-                        v["link"], v["meter"], link_answer.get("status"), v["value"], v["seed"],
-                        v.get("next_seed"), v["reserve"], v["rate"], v["reserve_rate"],
-                        v.get("ceiling"), len(pending), len(stale),
-                    ]
-                )  # fmt: skip
-                where = f"{v['link']}/{v['meter']}"
-                notes += [f"{where} pending award: {a}" for a in pending]
-                notes += [f"{where} stale round: {r}" for r in stale]
+    for link_id in [link] if link else floor_links(config):
+        link_answer = loads(api.call("GET", f"/v1/links/{link_id}").text)
+        for m in link_answer["meters"]:
+            answer = api.call("GET", f"/v1/links/{link_id}/meters/{m['meter']}")
+            raw.append(answer.text)
+            v = loads(answer.text)
+            pending, stale = v.get("pending_awards") or [], v.get("stale_rounds") or []
+            rows.append(
+                [
+                    v["link"], v["meter"], link_answer.get("status"), v["value"], v["seed"],
+                    v.get("next_seed"), v["reserve"], v["rate"], v["reserve_rate"],
+                    v.get("ceiling"), len(pending), len(stale),
+                ]
+            )  # fmt: skip
+            where = f"{v['link']}/{v['meter']}"
+            notes += [f"{where} pending award: {a}" for a in pending]
+            notes += [f"{where} stale round: {r}" for r in stale]
     if as_json:
         out("[" + ",".join(raw) + "]")  # the server's own text, one answer per meter
         return 0
@@ -109,35 +140,29 @@ class CorrectionKind(StrEnum):
     void_round = "void_round"
 
 
-@commands.command("set-seed", help="change a meter's seed, from its next reset (supervisor)")
+@command("set-seed", help="change a meter's seed, from its next reset (supervisor)")
 def set_seed(
+    api: Api,
+    as_json: bool,
     link: Link,
     meter: Meter,
     amount: Annotated[str, typer.Argument(metavar="AMOUNT", help='decimal, e.g. "15000.00"')],
     reason: Reason,
-    url: Url = None,
-    token: Token = None,
-    as_json: Json = False,
 ) -> int:
     body = {"seed": amount, "reason": reason}
-    return apply_change(url, token, as_json, "PUT", f"{meter_path(link, meter)}/seed", body)
+    return change_answer(api.call("PUT", f"{meter_path(link, meter)}/seed", body=body), as_json)
 
 
-@commands.command(help="return a meter to its seed now (supervisor)")
-def reset(
-    link: Link,
-    meter: Meter,
-    reason: Reason,
-    url: Url = None,
-    token: Token = None,
-    as_json: Json = False,
-) -> int:
+@command("reset", help="return a meter to its seed now (supervisor)")
+def reset(api: Api, as_json: bool, link: Link, meter: Meter, reason: Reason) -> int:
     path = f"{meter_path(link, meter)}/reset"
-    return apply_change(url, token, as_json, "POST", path, {"reason": reason})
+    return change_answer(api.call("POST", path, body={"reason": reason}), as_json)
 
 
-@commands.command(help="an audited correction of a meter (supervisor)")
+@command("correct", help="an audited correction of a meter (supervisor)")
 def correct(
+    api: Api,
+    as_json: bool,
     link: Link,
     meter: Meter,
     kind: Annotated[CorrectionKind, typer.Argument(metavar="KIND")],
@@ -150,9 +175,6 @@ def correct(
     no_reset: Annotated[
         bool, typer.Option("--no-reset", help="hand_paid: leave the meter as is")
     ] = False,
-    url: Url = None,
-    token: Token = None,
-    as_json: Json = False,
 ) -> int:
     body: dict[str, Any] = {"kind": kind.value, "reason": reason}
     optional = (("amount", amount), ("table", table), ("round", round))
@@ -160,65 +182,43 @@ def correct(
     if no_reset:
         body["reset"] = False
     path = f"{meter_path(link, meter)}/corrections"
-    return apply_change(url, token, as_json, "POST", path, body)
+    return change_answer(api.call("POST", path, body=body), as_json)
 
 
 def meter_path(link: str, meter: str) -> str:
     return f"/v1/links/{link}/meters/{meter}"
 
 
-def apply_change(
-    url: str | None, token: str | None, as_json: bool, method: str, path: str, body: Any
-) -> int:
+def change_answer(answer: httpx.Response, as_json: bool) -> int:
     """A supervisor's change: applied (200), or under dual control a proposal (202)."""
-    with session(url, token) as api:
-        answer = api.call(method, path, body=body)
-    if as_json:
-        out(answer.text)
-        return 0
-    data = loads(answer.text)
-    if answer.status_code == 202:
+    if answer.status_code == 202 and not as_json:
+        change = loads(answer.text)["id"]
         out(
-            f"change {data['id']} awaits approval by a different supervisor "
-            f"(jackpot approve {data['id']}, or jackpot reject {data['id']} --reason ...)"
+            f"change {change} awaits approval by a different supervisor "
+            f"(jackpot approve {change}, or jackpot reject {change} --reason ...)"
         )
-    fields(data)
-    return 0
+    return printed(answer, as_json, fields)
 
 
-@commands.command(help="approve a proposed change (another supervisor)")
-def approve(change: ChangeId, url: Url = None, token: Token = None, as_json: Json = False) -> int:
-    with session(url, token) as api:
-        answer = api.call("POST", f"/v1/changes/{change}/approve")
-    return decision(answer, as_json)
+@command("approve", help="approve a proposed change (another supervisor)")
+def approve(api: Api, as_json: bool, change: ChangeId) -> int:
+    return printed(api.call("POST", f"/v1/changes/{change}/approve"), as_json, fields)
 
 
-@commands.command(help="reject a proposed change (another supervisor)")
-def reject(
-    change: ChangeId, reason: Reason, url: Url = None, token: Token = None, as_json: Json = False
-) -> int:
-    with session(url, token) as api:
-        answer = api.call("POST", f"/v1/changes/{change}/reject", body={"reason": reason})
-    return decision(answer, as_json)
+@command("reject", help="reject a proposed change (another supervisor)")
+def reject(api: Api, as_json: bool, change: ChangeId, reason: Reason) -> int:
+    answer = api.call("POST", f"/v1/changes/{change}/reject", body={"reason": reason})
+    return printed(answer, as_json, fields)
 
 
-def decision(answer: httpx.Response, as_json: bool) -> int:
-    if as_json:
-        out(answer.text)
-    else:
-        fields(loads(answer.text))
-    return 0
+@command("changes", help="changes proposed under dual control")
+def changes(api: Api, as_json: bool) -> int:
+    return printed(api.call("GET", "/v1/changes"), as_json, changes_table)
 
 
-@commands.command(help="changes proposed under dual control")
-def changes(url: Url = None, token: Token = None, as_json: Json = False) -> int:
-    with session(url, token) as api:
-        answer = api.call("GET", "/v1/changes")
-    if as_json:
-        out(answer.text)
-        return 0
+def changes_table(data: Any) -> None:
     rows = []
-    for c in loads(answer.text)["changes"]:
+    for c in data["changes"]:
         change = dict(c["change"])
         what = {k: change.pop(k, None) for k in ("kind", "link", "meter", "reason")}
         rows.append(
@@ -230,43 +230,48 @@ def changes(url: Url = None, token: Token = None, as_json: Json = False) -> int:
     headers = ["ID", "STATE", "KIND", "LINK", "METER", "CHANGE", "PROPOSED BY", "PROPOSED AT",
                "DECIDED BY", "REASON"]  # fmt: skip
     show_table(headers, rows)
+
+
+def printed(answer: httpx.Response, as_json: bool, show: Callable[[Any], None]) -> int:
+    """The server's own text with `--json`, else `show` of the parsed answer."""
+    if as_json:
+        out(answer.text)
+    else:
+        show(loads(answer.text))
     return 0
 
 
-@commands.command(help="the audit log of operator actions")
+# -- pages of the audit log and the awards ----------------------------------------------
+
+
+@command("audit", help="the audit log of operator actions")
 def audit(
+    api: Api,
+    as_json: bool,
     start: Start = None,
     end: End = None,
     limit: Limit = None,
     offset: Offset = None,
-    url: Url = None,
-    token: Token = None,
-    as_json: Json = False,
 ) -> int:
     params = {"from": start, "to": end, "limit": limit, "offset": offset}
-    with session(url, token) as api:
-        answer = api.call("GET", "/v1/audit", params=params)
-    if as_json:
-        out(answer.text)
-        return 0
-    data = loads(answer.text)
-    rows = [
-        [
+    headers = ["ID", "AT", "WHO", "ACTION", "LINK", "METER", "BEFORE", "AFTER", "AMOUNT",
+               "ROUND", "REASON", "APPROVED BY"]  # fmt: skip
+
+    def row(a: Any) -> list[Any]:
+        return [
             a["id"], a["at"], a["who"], a["action"], a.get("link"), a.get("meter"),
             a.get("before"), a.get("after"), a.get("amount"), a.get("round"), a.get("reason"),
             a.get("approved_by"),
-        ]
-        for a in data["audit"]
-    ]  # fmt: skip
-    headers = ["ID", "AT", "WHO", "ACTION", "LINK", "METER", "BEFORE", "AFTER", "AMOUNT",
-               "ROUND", "REASON", "APPROVED BY"]  # fmt: skip
-    show_table(headers, rows)
-    out(f"({len(rows)} of {data.get('total', len(rows))} entries)")
-    return 0
+        ]  # fmt: skip
+
+    answer = api.call("GET", "/v1/audit", params=params)
+    return printed(answer, as_json, lambda data: page(data, "audit", "entries", headers, row))
 
 
-@commands.command(help="every award (meter, fixed, envy, ...), latest dealt first")
+@command("awards", help="every award (meter, fixed, envy, ...), latest dealt first")
 def awards(
+    api: Api,
+    as_json: bool,
     link: Annotated[str | None, typer.Option()] = None,
     meter: Annotated[str | None, typer.Option(help="that meter's awards only (its hits)")] = None,
     table: Annotated[str | None, typer.Option()] = None,
@@ -278,31 +283,30 @@ def awards(
     end: End = None,
     limit: Limit = None,
     offset: Offset = None,
-    url: Url = None,
-    token: Token = None,
-    as_json: Json = False,
 ) -> int:
     params: dict[str, str | int | None] = {"link": link, "from": start, "to": end}
     params |= {"kind": kind, "meter": meter, "table": table, "limit": limit, "offset": offset}
-    with session(url, token) as api:
-        answer = api.call("GET", "/v1/awards", params=params)
-    if as_json:
-        out(answer.text)
-        return 0
-    data = loads(answer.text)
-    rows = [
-        [
+    headers = ["ID", "LINK", "TABLE", "ROUND", "BOX", "KIND", "HAND", "METER", "SHARE", "STATE",
+               "AMOUNT", "DEALT AT", "FINALIZED AT"]  # fmt: skip
+
+    def row(a: Any) -> list[Any]:
+        return [
             a["id"], a["link"], a["table"], a["round"], a["box"], a.get("kind"), a.get("hand"),
             a.get("meter"), a.get("share"), a["state"], a.get("amount"), a.get("dealt_at"),
             a.get("finalized_at"),
-        ]
-        for a in data["awards"]
-    ]  # fmt: skip
-    headers = ["ID", "LINK", "TABLE", "ROUND", "BOX", "KIND", "HAND", "METER", "SHARE", "STATE",
-               "AMOUNT", "DEALT AT", "FINALIZED AT"]  # fmt: skip
+        ]  # fmt: skip
+
+    answer = api.call("GET", "/v1/awards", params=params)
+    return printed(answer, as_json, lambda data: page(data, "awards", "awards", headers, row))
+
+
+def page(
+    data: Any, key: str, noun: str, headers: list[str], row: Callable[[Any], list[Any]]
+) -> None:
+    """A page of a long list: its table, then how many of how many."""
+    rows = [row(item) for item in data[key]]
     show_table(headers, rows)
-    out(f"({len(rows)} of {data.get('total', len(rows))} awards)")
-    return 0
+    out(f"({len(rows)} of {data.get('total', len(rows))} {noun})")
 
 
 # The reconciliation's flows, in the order they add up: opening + flows = closing.
@@ -314,14 +318,13 @@ REPORT_FIELDS = (
 )  # fmt: skip
 
 
-@commands.command(help="the reconciliation: opening + flows = closing, per meter (exit 1 if not)")
+@command("report", help="the reconciliation: opening + flows = closing, per meter (exit 1 if not)")
 def report(
+    api: Api,
+    as_json: bool,
     start: Start = None,
     end: End = None,
     csv: Annotated[bool, typer.Option("--csv", help="print the server's CSV as it is")] = False,
-    url: Url = None,
-    token: Token = None,
-    as_json: Json = False,
 ) -> int:
     """The reconciliation, one column per meter (a floor has a few meters, many flows)."""
     params = {"from": start, "to": end, "format": "csv" if csv else "json"}
@@ -329,8 +332,7 @@ def report(
         f"this server has no reconciliation report yet ({REPORT_PATH} answered 404 Not Found);"
         " it needs a newer jackpot server"
     )
-    with session(url, token) as api:
-        answer = api.call("GET", REPORT_PATH, params=params, missing=missing)
+    answer = api.call("GET", REPORT_PATH, params=params, missing=missing)
     if csv or as_json:
         sys.stdout.write(answer.text if answer.text.endswith("\n") else answer.text + "\n")
         return 0
