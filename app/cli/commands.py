@@ -21,12 +21,8 @@ from app.cli.options import DEFAULT_URL, DataDir, FloorFile
 from app.cli.program import new_app, run
 from app.config.demo import DEMO_FLOOR
 
-# The cyclic collector's thresholds. With the defaults it walks the long-lived state
-# again and again as it grows (pauses of 100-300 ms under load, bets a third slower).
-# Rare, larger young collections suit both roles: the writer also takes its state out
-# of the collector at each snapshot (app/writer/writer.py); a display process holds thousands
-# of websockets (bench/bench_displays.py). Smaller steps (5,000 / 5) shortened the
-# pauses, but in our (noisy) runs neither bets/s nor p99 improved.
+# The cyclic collector's thresholds: rare, larger young collections, so that it does not
+# walk the long-lived state again and again as it grows (docs/performance.md).
 GC_THRESHOLDS = (50_000, 50, 1_000)
 
 
