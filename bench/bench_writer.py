@@ -7,7 +7,7 @@ floor's T01 and T02, every box with an ante and a jackpot wager, a new round eac
 rules check, the contributions, the journal row and its hash, the idempotency record and
 the answer; the journal is a list (no database), the cyclic collector off: nothing waits,
 so the time is one core's CPU time. Compare with the whole server's CPU per request
-(`bench/bench_http.py`, docs/operations.md): the rest is HTTP, validation and the commit.
+(`bench/bench_http.py`, README "Benchmarks"): the rest is HTTP, validation and the commit.
 """
 
 from __future__ import annotations

@@ -38,8 +38,8 @@ VERSION = 1
 
 def canonical_json(data: Any) -> str:
     """Sorted keys, no spaces, UTF-8 text (docs/journal.md). orjson gives the same text as
-    `json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False)`, about ten
-    times faster; integers beyond 64 bits, which it refuses, take the slow path."""
+    `json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False)`, faster
+    (docs/performance.md); integers beyond 64 bits, which it refuses, take the slow path."""
     try:
         return orjson.dumps(data, option=orjson.OPT_SORT_KEYS).decode()
     except (TypeError, orjson.JSONEncodeError):

@@ -137,7 +137,7 @@ class Reports:
     """The reconciliation, computed away from the writer's event loop, one at a time,
     and kept by (period, journal head); a period that ended before the head is kept for
     any later head too (entries after it do not change it). The writer's loop only forks,
-    waits and reads the answer: measured in bench/bench_reconciliation.py."""
+    waits and reads the answer (docs/performance.md, bench/bench_outage.py report)."""
 
     config: FloorConfig
     keep: int = 32

@@ -1,5 +1,8 @@
 """The auditors' commands: `jackpot verify` and `jackpot export`, read-only, against the
-journal itself (docs/journal.md)."""
+journal itself (docs/journal.md).
+
+Both hand their options on as an `argparse.Namespace`, the bag `main_verify`, `main_export`
+and `journal_dsn` (app/audit/export.py) read them from."""
 
 from __future__ import annotations
 
@@ -7,12 +10,16 @@ import argparse
 import asyncio
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Annotated, TextIO
 
+import typer
+
+from app.cli.options import DatabaseUrl, DataDir, FloorFile
+from app.cli.program import new_app
 from app.config.demo import DEMO_FLOOR
 
-# What `verify` needs is imported when it runs: every `jackpot` command builds this parser,
-# and the replay's modules and Rich would more than double their start-up time.
+# What `verify` needs is imported when it runs: every `jackpot` command builds these
+# commands, and the replay's modules would more than double their start-up time.
 if TYPE_CHECKING:
     from rich.progress import TaskID
 
@@ -20,53 +27,69 @@ if TYPE_CHECKING:
     from app.state.floor_state import FloorConfig
 
 
-def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """`jackpot verify` and `jackpot export`: read-only, against the journal itself."""
-    for name, text in (
-        ("verify", "replay the whole journal from its entries and check every one"),
-        ("export", "write a period's journal entries, with their hashes, as JSON lines"),
-    ):
-        p = sub.add_parser(name, help=text, description=text)
-        p.add_argument(
-            "--data-dir", type=Path, default=None, help="embedded PostgreSQL (default ./.jackpot)"
-        )
-        p.add_argument("--database-url", default=None, help="default: DATABASE_URL")
-        if name == "verify":
-            p.add_argument(
-                "--config", type=Path, help="floor file (default: JACKPOT_CONFIG, else the demo)"
-            )
-            p.add_argument(
-                "--progress",
-                action=argparse.BooleanOptionalAction,
-                default=None,
-                help="progress bar on stderr (default: when stderr is a terminal)",
-            )
-            p.add_argument(
-                "--jobs",
-                type=int,
-                default=1,
-                help="processes: the journal is cut at stored snapshots into segments "
-                "verified side by side, each ending on the snapshot the next starts from",
-            )
-            p.add_argument(
-                "--file",
-                type=Path,
-                default=None,
-                help="verify a `jackpot export` of the whole journal (JSON lines) instead "
-                "of the database: away from it, on the auditor's own machine",
-            )
-            p.add_argument(
-                "--since",
-                metavar="CHECKPOINT",
-                default=None,
-                help="SEQ:HEAD:SNAPSHOT_SHA256 as an earlier clean run printed it: check "
-                "that the journal still holds that entry's hash and that snapshot, then "
-                "replay only the entries after it",
-            )
-        else:
-            p.add_argument("--from", dest="from_", default=None, help="recorded at or after")
-            p.add_argument("--to", default=None, help="recorded before")
-            p.add_argument("--output", "-o", default=None, help="file (default: stdout)")
+commands = new_app("the auditors' commands")
+
+
+@commands.command("verify", help="replay the whole journal from its entries and check every one")
+def verify_command(
+    data_dir: DataDir = None,
+    database_url: DatabaseUrl = None,
+    config: FloorFile = None,
+    progress: Annotated[
+        bool | None,
+        typer.Option(
+            "--progress/--no-progress",
+            help="progress bar on stderr (default: when stderr is a terminal)",
+            show_default=False,
+        ),
+    ] = None,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            help="processes: the journal is cut at stored snapshots into segments verified "
+            "side by side, each ending on the snapshot the next starts from"
+        ),
+    ] = 1,
+    file: Annotated[
+        Path | None,
+        typer.Option(
+            help="verify a `jackpot export` of the whole journal (JSON lines) instead of the "
+            "database: away from it, on the auditor's own machine"
+        ),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            metavar="CHECKPOINT",
+            help="SEQ:HEAD:SNAPSHOT_SHA256 as an earlier clean run printed it: check that the "
+            "journal still holds that entry's hash and that snapshot, then replay only the "
+            "entries after it",
+        ),
+    ] = None,
+) -> int:
+    """0 when the journal verifies, 1 with discrepancies, 2 on bad input."""
+    found = argparse.Namespace(data_dir=data_dir, database_url=database_url, config=config)
+    found.progress, found.jobs, found.file, found.since = progress, jobs, file, since
+    return main_verify(found)
+
+
+@commands.command(
+    "export", help="write a period's journal entries, with their hashes, as JSON lines"
+)
+def export_command(
+    data_dir: DataDir = None,
+    database_url: DatabaseUrl = None,
+    start: Annotated[str | None, typer.Option("--from", help="recorded at or after")] = None,
+    end: Annotated[str | None, typer.Option("--to", help="recorded before")] = None,
+    output: Annotated[
+        str | None, typer.Option("--output", "-o", help="file (default: stdout)")
+    ] = None,
+) -> int:
+    from app.audit.export import main_export
+
+    found = argparse.Namespace(data_dir=data_dir, database_url=database_url, output=output)
+    found.from_, found.to = start, end
+    return main_export(found)
 
 
 class ProgressBar:

@@ -2,101 +2,74 @@
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import gc
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from enum import StrEnum
 from pathlib import Path
+from typing import Annotated, Any
 
+import typer
 import uvicorn
 
 import app.cli.audit as audit
 import app.cli.operators as operators
 import app.cli.simulate as simulate
+from app.cli.options import DEFAULT_URL, DataDir, FloorFile
+from app.cli.program import new_app, run
 from app.config.demo import DEMO_FLOOR
 
-# The cyclic collector's thresholds. With the defaults it walks the long-lived state
-# again and again as it grows (pauses of 100-300 ms under load, bets a third slower).
-# Rare, larger young collections suit both roles: the writer also takes its state out
-# of the collector at each snapshot (app/writer/writer.py); a display process holds thousands
-# of websockets (bench/bench_displays.py). Smaller steps (5,000 / 5) shortened the
-# pauses, but in our (noisy) runs neither bets/s nor p99 improved.
+# The cyclic collector's thresholds: rare, larger young collections, so that it does not
+# walk the long-lived state again and again as it grows (docs/performance.md).
 GC_THRESHOLDS = (50_000, 50, 1_000)
 CONSOLE_TOKENS = "tokens: demo-operator, demo-supervisor, demo-supervisor-2 (app/demo/floor.toml)"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="jackpot", description="Linked progressive jackpot server"
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
-    serve = sub.add_parser("serve", help="run the server")
-    serve.add_argument(
-        "--config", type=Path, help="floor file (default: JACKPOT_CONFIG, else the demo floor)"
-    )
-    serve.add_argument("--host", default=None)
-    serve.add_argument("--port", type=int, default=None)
-    serve.add_argument(
-        "--data-dir", type=Path, default=None, help="embedded PostgreSQL data (default ./.jackpot)"
-    )
-    serve.add_argument("--log-level", default=None, help="default: JACKPOT_LOG_LEVEL, else info")
-    serve.add_argument(
-        "--role",
-        choices=("writer", "display"),
-        default="writer",
-        help="display: serve displays only, relaying the writer's stream from REDIS_URL",
-    )
-    demo = sub.add_parser("demo", help="the demo floor: server, simulated tables, display page")
-    demo.add_argument("--port", type=int, default=8000)
-    demo.add_argument("--data-dir", type=Path, default=Path(".jackpot"))
-    demo.add_argument(
-        "--boost", type=int, default=2000, help="jackpot hands this many times likelier"
-    )
-    demo.add_argument("--rate", type=float, default=0.5, help="rounds per second per table")
-    audit.add_parsers(sub)
-    operators.add_parsers(sub)
-    simulate.add_parser(sub)
-    args = parser.parse_args(argv)
-    if args.command == "serve":
-        return serve_command(args)
-    if args.command == "simulate":
-        return simulate.run(args)
-    if args.command == "demo":
-        return demo_command(args)
-    if args.command == "verify":
-        return audit.main_verify(args)
-    if args.command == "export":
-        from app.audit.export import main_export
-
-        return main_export(args)
-    code = operators.run(args)
-    return 2 if code is None else code
+cli = new_app("Linked progressive jackpot server")
 
 
-def serve_command(args: argparse.Namespace) -> int:
+class Role(StrEnum):
+    writer = "writer"
+    display = "display"  # serves displays only, relaying the writer's stream
+
+
+@cli.command("serve", help="run the server")
+def serve_command(
+    config: FloorFile = None,
+    host: Annotated[str | None, typer.Option()] = None,
+    port: Annotated[int | None, typer.Option()] = None,
+    data_dir: DataDir = None,
+    log_level: Annotated[
+        str | None, typer.Option(help="default: JACKPOT_LOG_LEVEL, else info")
+    ] = None,
+    role: Annotated[
+        Role,
+        typer.Option(
+            help="display: serve displays only, relaying the writer's stream from REDIS_URL"
+        ),
+    ] = Role.writer,
+) -> int:
     from app.api.application import create_app
     from app.cli.serving import uvicorn_config
     from app.config.floor_file import FloorError, load_floor
     from app.config.settings import Settings
     from app.ops.logs import configure
 
-    overrides = {
-        k: v
-        for k, v in (("host", args.host), ("port", args.port), ("data_dir", args.data_dir))
-        if v is not None
+    overrides: dict[str, Any] = {
+        k: v for k, v in (("host", host), ("port", port), ("data_dir", data_dir)) if v is not None
     }
     settings = Settings(**overrides)
-    log_level = (args.log_level or settings.log_level).lower()
+    log_level = (log_level or settings.log_level).lower()
     configure(json=settings.log_format == "json", level=log_level)
-    path = args.config or settings.config or DEMO_FLOOR
+    path = config or settings.config or DEMO_FLOOR
     try:
         floor = load_floor(path)
     except FloorError as error:
         print(f"{path}: the floor file is not valid:\n{error}", file=sys.stderr)
         return 2
-    if args.role == "display":
+    if role is Role.display:
         from app.api.application import create_display_app
 
         app = create_display_app(settings, floor)
@@ -111,24 +84,29 @@ def serve_command(args: argparse.Namespace) -> int:
     # uvicorn turns SIGTERM / SIGINT into a graceful shutdown: the lifespan drains the
     # writer (every accepted request committed and answered) and the process exits 0.
     # Limits and timeouts (docs/operations.md, "Limits") live in app/cli/serving.py.
-    config = uvicorn_config(app, settings, log_level=log_level)
-    server = _Server(config)
+    server = _Server(uvicorn_config(app, settings, log_level=log_level))
     gc.set_threshold(*GC_THRESHOLDS)
     server.run()
     return 0
 
 
-def demo_command(args: argparse.Namespace) -> int:
+@cli.command("demo", help="the demo floor: server, simulated tables, display page")
+def demo_command(
+    port: Annotated[int, typer.Option()] = 8000,
+    data_dir: Annotated[Path, typer.Option()] = Path(".jackpot"),
+    boost: Annotated[int, typer.Option(help="jackpot hands this many times likelier")] = 2000,
+    rate: Annotated[float, typer.Option(help="rounds per second per table")] = 0.5,
+) -> int:
     """`jackpot serve` on the demo floor and `jackpot simulate` against it; Ctrl-C stops both."""
     import subprocess
     import time
     import urllib.request
 
     exe = [sys.executable, "-m", "app.cli"]
-    url = f"http://127.0.0.1:{args.port}"
+    url = f"http://127.0.0.1:{port}"
     server = subprocess.Popen(
-        [*exe, "serve", "--config", str(DEMO_FLOOR), "--data-dir", str(args.data_dir),
-         "--port", str(args.port), "--log-level", "warning"]
+        [*exe, "serve", "--config", str(DEMO_FLOOR), "--data-dir", str(data_dir),
+         "--port", str(port), "--log-level", "warning"]
     )  # fmt: skip
     processes = [server]
     stopping = False
@@ -154,7 +132,7 @@ def demo_command(args: argparse.Namespace) -> int:
         if not stopping:
             simulator = subprocess.Popen(
                 [*exe, "simulate", "--url", url, "--config", str(DEMO_FLOOR),
-                 "--boost", str(args.boost), "--rate", str(args.rate)]
+                 "--boost", str(boost), "--rate", str(rate)]
             )  # fmt: skip
             processes.append(simulator)
             print(f"\n  Display page:  {url}/display/stud   (and {url}/display/tcp)", flush=True)
@@ -185,6 +163,38 @@ def demo_command(args: argparse.Namespace) -> int:
     return 0
 
 
+@cli.command(
+    "simulate",
+    help="Simulated table controllers posting rounds through the HTTP API.",
+    short_help="deal rounds at simulated tables against a server",
+)
+def simulate_command(
+    url: Annotated[str, typer.Option(help="the jackpot server")] = DEFAULT_URL,
+    config: Annotated[
+        Path,
+        typer.Option(help="floor file (its tables; default: the demo floor)", show_default=False),
+    ] = DEMO_FLOOR,
+    tables: Annotated[
+        str | None, typer.Option(help="T01,T02,... (default: every table)", show_default=False)
+    ] = None,
+    rate: Annotated[float, typer.Option(help="rounds per second per table")] = 1.0,
+    seed: Annotated[int | None, typer.Option(help="reproducible deals")] = None,
+    boost: Annotated[
+        float,
+        typer.Option(help="meter hands about N times as likely as by real odds (1: real odds)"),
+    ] = 1.0,
+    duration: Annotated[
+        float | None, typer.Option(help="seconds (default: until Ctrl-C)", show_default=False)
+    ] = None,
+    tokens: Annotated[
+        str | None,
+        typer.Option(help="T01=token,... (default: demo-table-<TABLE>)", show_default=False),
+    ] = None,
+) -> int:
+    options = simulate.Options(url, config, tables, rate, seed, boost, duration, tokens)
+    return simulate.run(options)
+
+
 class _Server(uvicorn.Server):
     """uvicorn's Server, but a SIGTERM / SIGINT ends in exit status 0 once drained.
 
@@ -204,6 +214,16 @@ class _Server(uvicorn.Server):
             # group) must not turn the clean stop into a death by signal (status -15).
             for sig in original:
                 signal.signal(sig, signal.SIG_IGN)
+
+
+# The auditors' and the operators' commands, each group under its own module.
+cli.add_typer(audit.commands)
+cli.add_typer(operators.commands)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`jackpot ...`: the exit status of the command (2 for bad usage)."""
+    return run(cli, argv)
 
 
 if __name__ == "__main__":

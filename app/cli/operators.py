@@ -1,50 +1,105 @@
 """Operator commands of `jackpot`: meters, seeds, resets, corrections, changes, audit, awards.
 
 Each command is one or a few calls of the HTTP API (API.md, Operators) with the bearer
-token of `--token` / `JACKPOT_TOKEN`, its answer printed as aligned text columns, or as
-the server's JSON with `--json`. Money stays the server's decimal strings throughout:
+token of `--token` / `JACKPOT_TOKEN`, its answer printed as a table (app/cli/printing.py),
+or as the server's JSON with `--json`. Money stays the server's decimal strings throughout:
 answers are parsed with `parse_float=Decimal` and never turned into floats.
 """
 
 from __future__ import annotations
 
-import argparse
+import inspect
 import os
 import sys
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import httpx
+import typer
 
-from app.cli.printing import cell, fields, out, table
-from app.cli.server_api import Api, Failed, loads
+from app.cli.options import (
+    ChangeId,
+    End,
+    FloorFile,
+    Json,
+    Limit,
+    Link,
+    Meter,
+    Offset,
+    Reason,
+    Start,
+    Token,
+    Url,
+)
+from app.cli.printing import cell, fields, out, show_table
+from app.cli.program import new_app, run
+from app.cli.server_api import Api, Failed, loads, session
 from app.config.demo import DEMO_FLOOR
 
-DEFAULT_URL = "http://127.0.0.1:8000"
 REPORT_PATH = "/v1/reports/reconciliation"
 
+commands = new_app("jackpot operator commands")
+Body = Callable[..., int]
 
-# -- commands --------------------------------------------------------------------------
+
+def command(name: str, help: str) -> Callable[[Body], Body]:
+    """An operator command on `commands`, with the options every one has (argparse's
+    `parents`): `--url`, `--token`, `--json`. Its body takes an `Api` on the server (a
+    `Failed` ends the command, app/cli/server_api.py), whether to print the server's JSON,
+    then its own options."""
+
+    def register(body: Body) -> Body:
+        own = [*inspect.signature(body, eval_str=True).parameters.values()][2:]
+        common = [
+            inspect.Parameter(
+                option, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=kind
+            )
+            for option, kind, default in (
+                ("url", Url, None),
+                ("token", Token, None),
+                ("as_json", Json, False),
+            )
+        ]
+
+        def in_session(url: str | None, token: str | None, as_json: bool, **options: Any) -> int:
+            with session(url, token) as api:
+                return body(api, as_json, **options)
+
+        # Typer reads the options from the signature: the body's own, then the common ones.
+        in_session.__signature__ = inspect.Signature([*own, *common])  # type: ignore[attr-defined]
+        commands.command(name, help=help)(in_session)
+        return body
+
+    return register
 
 
-def meters(api: Api, args: argparse.Namespace) -> int:
+# -- meters ----------------------------------------------------------------------------
+
+
+@command("meters", help="meters of a link, or of every link of the floor file")
+def meters(
+    api: Api,
+    as_json: bool,
+    link: Annotated[str | None, typer.Argument(metavar="LINK")] = None,
+    config: FloorFile = None,
+) -> int:
     """Every meter of LINK (or of each link of the floor file): value, seed, reserve..."""
-    links = [args.link] if args.link else floor_links(args.config)
     raw: list[str] = []
     rows: list[list[Any]] = []
     notes: list[str] = []
-    for link_id in links:
-        link = loads(api.call("GET", f"/v1/links/{link_id}").text)
-        for m in link["meters"]:
+    for link_id in [link] if link else floor_links(config):
+        link_answer = loads(api.call("GET", f"/v1/links/{link_id}").text)
+        for m in link_answer["meters"]:
             answer = api.call("GET", f"/v1/links/{link_id}/meters/{m['meter']}")
             raw.append(answer.text)
             v = loads(answer.text)
             pending, stale = v.get("pending_awards") or [], v.get("stale_rounds") or []
             rows.append(
                 [
-                    v["link"], v["meter"], link.get("status"), v["value"], v["seed"],
+                    v["link"], v["meter"], link_answer.get("status"), v["value"], v["seed"],
                     v.get("next_seed"), v["reserve"], v["rate"], v["reserve_rate"],
                     v.get("ceiling"), len(pending), len(stale),
                 ]
@@ -52,12 +107,12 @@ def meters(api: Api, args: argparse.Namespace) -> int:
             where = f"{v['link']}/{v['meter']}"
             notes += [f"{where} pending award: {a}" for a in pending]
             notes += [f"{where} stale round: {r}" for r in stale]
-    if args.json:
+    if as_json:
         out("[" + ",".join(raw) + "]")  # the server's own text, one answer per meter
         return 0
     headers = ["LINK", "METER", "STATUS", "VALUE", "SEED", "NEXT SEED", "RESERVE", "RATE",
                "RESERVE RATE", "CEILING", "PENDING", "STALE"]  # fmt: skip
-    out(table(headers, rows))
+    show_table(headers, rows)
     if notes:
         out("\n" + "\n".join(notes))
     return 0
@@ -76,65 +131,94 @@ def floor_links(config: Path | None) -> list[str]:
     return links
 
 
-def change_answer(args: argparse.Namespace, answer: httpx.Response) -> int:
-    """A supervisor's change: applied (200), or under dual control a proposal (202)."""
-    if args.json:
-        out(answer.text)
-        return 0
-    data = loads(answer.text)
-    if answer.status_code == 202:
-        out(
-            f"change {data['id']} awaits approval by a different supervisor "
-            f"(jackpot approve {data['id']}, or jackpot reject {data['id']} --reason ...)"
-        )
-    out(fields(data))
-    return 0
+# -- changes (supervisors) -------------------------------------------------------------
 
 
-def set_seed(api: Api, args: argparse.Namespace) -> int:
-    body = {"seed": args.amount, "reason": args.reason}
-    answer = api.call("PUT", f"{meter_path(args)}/seed", body=body)
-    return change_answer(args, answer)
+class CorrectionKind(StrEnum):
+    adjust = "adjust"
+    hand_paid = "hand_paid"
+    void_round = "void_round"
 
 
-def reset(api: Api, args: argparse.Namespace) -> int:
-    answer = api.call("POST", f"{meter_path(args)}/reset", body={"reason": args.reason})
-    return change_answer(args, answer)
+@command("set-seed", help="change a meter's seed, from its next reset (supervisor)")
+def set_seed(
+    api: Api,
+    as_json: bool,
+    link: Link,
+    meter: Meter,
+    amount: Annotated[str, typer.Argument(metavar="AMOUNT", help='decimal, e.g. "15000.00"')],
+    reason: Reason,
+) -> int:
+    body = {"seed": amount, "reason": reason}
+    return change_answer(api.call("PUT", f"{meter_path(link, meter)}/seed", body=body), as_json)
 
 
-def correct(api: Api, args: argparse.Namespace) -> int:
-    body: dict[str, Any] = {"kind": args.kind, "reason": args.reason}
-    optional = (("amount", args.amount), ("table", args.table), ("round", args.round))
+@command("reset", help="return a meter to its seed now (supervisor)")
+def reset(api: Api, as_json: bool, link: Link, meter: Meter, reason: Reason) -> int:
+    path = f"{meter_path(link, meter)}/reset"
+    return change_answer(api.call("POST", path, body={"reason": reason}), as_json)
+
+
+@command("correct", help="an audited correction of a meter (supervisor)")
+def correct(
+    api: Api,
+    as_json: bool,
+    link: Link,
+    meter: Meter,
+    kind: Annotated[CorrectionKind, typer.Argument(metavar="KIND")],
+    reason: Reason,
+    amount: Annotated[
+        str | None, typer.Option(help="adjust: signed amount; hand_paid: the amount paid")
+    ] = None,
+    table: Annotated[str | None, typer.Option(help="void_round: the table")] = None,
+    round: Annotated[str | None, typer.Option(help="void_round: the round")] = None,
+    no_reset: Annotated[
+        bool, typer.Option("--no-reset", help="hand_paid: leave the meter as is")
+    ] = False,
+) -> int:
+    body: dict[str, Any] = {"kind": kind.value, "reason": reason}
+    optional = (("amount", amount), ("table", table), ("round", round))
     body.update({k: v for k, v in optional if v is not None})
-    if args.no_reset:
+    if no_reset:
         body["reset"] = False
-    answer = api.call("POST", f"{meter_path(args)}/corrections", body=body)
-    return change_answer(args, answer)
+    path = f"{meter_path(link, meter)}/corrections"
+    return change_answer(api.call("POST", path, body=body), as_json)
 
 
-def meter_path(args: argparse.Namespace) -> str:
-    return f"/v1/links/{args.link}/meters/{args.meter}"
+def meter_path(link: str, meter: str) -> str:
+    return f"/v1/links/{link}/meters/{meter}"
 
 
-def approve(api: Api, args: argparse.Namespace) -> int:
-    answer = api.call("POST", f"/v1/changes/{args.change}/approve")
-    out(answer.text if args.json else fields(loads(answer.text)))
-    return 0
+def change_answer(answer: httpx.Response, as_json: bool) -> int:
+    """A supervisor's change: applied (200), or under dual control a proposal (202)."""
+    if answer.status_code == 202 and not as_json:
+        change = loads(answer.text)["id"]
+        out(
+            f"change {change} awaits approval by a different supervisor "
+            f"(jackpot approve {change}, or jackpot reject {change} --reason ...)"
+        )
+    return printed(answer, as_json, fields)
 
 
-def reject(api: Api, args: argparse.Namespace) -> int:
-    answer = api.call("POST", f"/v1/changes/{args.change}/reject", body={"reason": args.reason})
-    out(answer.text if args.json else fields(loads(answer.text)))
-    return 0
+@command("approve", help="approve a proposed change (another supervisor)")
+def approve(api: Api, as_json: bool, change: ChangeId) -> int:
+    return printed(api.call("POST", f"/v1/changes/{change}/approve"), as_json, fields)
 
 
-def changes(api: Api, args: argparse.Namespace) -> int:
-    answer = api.call("GET", "/v1/changes")
-    if args.json:
-        out(answer.text)
-        return 0
+@command("reject", help="reject a proposed change (another supervisor)")
+def reject(api: Api, as_json: bool, change: ChangeId, reason: Reason) -> int:
+    answer = api.call("POST", f"/v1/changes/{change}/reject", body={"reason": reason})
+    return printed(answer, as_json, fields)
+
+
+@command("changes", help="changes proposed under dual control")
+def changes(api: Api, as_json: bool) -> int:
+    return printed(api.call("GET", "/v1/changes"), as_json, changes_table)
+
+
+def changes_table(data: Any) -> None:
     rows = []
-    for c in loads(answer.text)["changes"]:
+    for c in data["changes"]:
         change = dict(c["change"])
         what = {k: change.pop(k, None) for k in ("kind", "link", "meter", "reason")}
         rows.append(
@@ -145,54 +229,84 @@ def changes(api: Api, args: argparse.Namespace) -> int:
         )  # fmt: skip
     headers = ["ID", "STATE", "KIND", "LINK", "METER", "CHANGE", "PROPOSED BY", "PROPOSED AT",
                "DECIDED BY", "REASON"]  # fmt: skip
-    out(table(headers, rows))
+    show_table(headers, rows)
+
+
+def printed(answer: httpx.Response, as_json: bool, show: Callable[[Any], None]) -> int:
+    """The server's own text with `--json`, else `show` of the parsed answer."""
+    if as_json:
+        out(answer.text)
+    else:
+        show(loads(answer.text))
     return 0
 
 
-def audit(api: Api, args: argparse.Namespace) -> int:
-    params = {"from": args.start, "to": args.end, "limit": args.limit, "offset": args.offset}
-    answer = api.call("GET", "/v1/audit", params=params)
-    if args.json:
-        out(answer.text)
-        return 0
-    data = loads(answer.text)
-    rows = [
-        [
+# -- pages of the audit log and the awards ----------------------------------------------
+
+
+@command("audit", help="the audit log of operator actions")
+def audit(
+    api: Api,
+    as_json: bool,
+    start: Start = None,
+    end: End = None,
+    limit: Limit = None,
+    offset: Offset = None,
+) -> int:
+    params = {"from": start, "to": end, "limit": limit, "offset": offset}
+    headers = ["ID", "AT", "WHO", "ACTION", "LINK", "METER", "BEFORE", "AFTER", "AMOUNT",
+               "ROUND", "REASON", "APPROVED BY"]  # fmt: skip
+
+    def row(a: Any) -> list[Any]:
+        return [
             a["id"], a["at"], a["who"], a["action"], a.get("link"), a.get("meter"),
             a.get("before"), a.get("after"), a.get("amount"), a.get("round"), a.get("reason"),
             a.get("approved_by"),
-        ]
-        for a in data["audit"]
-    ]  # fmt: skip
-    headers = ["ID", "AT", "WHO", "ACTION", "LINK", "METER", "BEFORE", "AFTER", "AMOUNT",
-               "ROUND", "REASON", "APPROVED BY"]  # fmt: skip
-    out(table(headers, rows))
-    out(f"({len(rows)} of {data.get('total', len(rows))} entries)")
-    return 0
+        ]  # fmt: skip
+
+    answer = api.call("GET", "/v1/audit", params=params)
+    return printed(answer, as_json, lambda data: page(data, "audit", "entries", headers, row))
 
 
-def awards(api: Api, args: argparse.Namespace) -> int:
-    params = {"link": args.link, "from": args.start, "to": args.end}
-    params |= {"kind": args.kind, "meter": args.meter, "table": args.table}
-    params |= {"limit": args.limit, "offset": args.offset}
-    answer = api.call("GET", "/v1/awards", params=params)
-    if args.json:
-        out(answer.text)
-        return 0
-    data = loads(answer.text)
-    rows = [
-        [
+@command("awards", help="every award (meter, fixed, envy, ...), latest dealt first")
+def awards(
+    api: Api,
+    as_json: bool,
+    link: Annotated[str | None, typer.Option()] = None,
+    meter: Annotated[str | None, typer.Option(help="that meter's awards only (its hits)")] = None,
+    table: Annotated[str | None, typer.Option()] = None,
+    kind: Annotated[
+        str | None,
+        typer.Option(help="meter, fixed, envy, magic_card, lucky_player, lucky_dealer, river"),
+    ] = None,
+    start: Start = None,
+    end: End = None,
+    limit: Limit = None,
+    offset: Offset = None,
+) -> int:
+    params: dict[str, str | int | None] = {"link": link, "from": start, "to": end}
+    params |= {"kind": kind, "meter": meter, "table": table, "limit": limit, "offset": offset}
+    headers = ["ID", "LINK", "TABLE", "ROUND", "BOX", "KIND", "HAND", "METER", "SHARE", "STATE",
+               "AMOUNT", "DEALT AT", "FINALIZED AT"]  # fmt: skip
+
+    def row(a: Any) -> list[Any]:
+        return [
             a["id"], a["link"], a["table"], a["round"], a["box"], a.get("kind"), a.get("hand"),
             a.get("meter"), a.get("share"), a["state"], a.get("amount"), a.get("dealt_at"),
             a.get("finalized_at"),
-        ]
-        for a in data["awards"]
-    ]  # fmt: skip
-    headers = ["ID", "LINK", "TABLE", "ROUND", "BOX", "KIND", "HAND", "METER", "SHARE", "STATE",
-               "AMOUNT", "DEALT AT", "FINALIZED AT"]  # fmt: skip
-    out(table(headers, rows))
-    out(f"({len(rows)} of {data.get('total', len(rows))} awards)")
-    return 0
+        ]  # fmt: skip
+
+    answer = api.call("GET", "/v1/awards", params=params)
+    return printed(answer, as_json, lambda data: page(data, "awards", "awards", headers, row))
+
+
+def page(
+    data: Any, key: str, noun: str, headers: list[str], row: Callable[[Any], list[Any]]
+) -> None:
+    """A page of a long list: its table, then how many of how many."""
+    rows = [row(item) for item in data[key]]
+    show_table(headers, rows)
+    out(f"({len(rows)} of {data.get('total', len(rows))} {noun})")
 
 
 # The reconciliation's flows, in the order they add up: opening + flows = closing.
@@ -204,15 +318,22 @@ REPORT_FIELDS = (
 )  # fmt: skip
 
 
-def report(api: Api, args: argparse.Namespace) -> int:
+@command("report", help="the reconciliation: opening + flows = closing, per meter (exit 1 if not)")
+def report(
+    api: Api,
+    as_json: bool,
+    start: Start = None,
+    end: End = None,
+    csv: Annotated[bool, typer.Option("--csv", help="print the server's CSV as it is")] = False,
+) -> int:
     """The reconciliation, one column per meter (a floor has a few meters, many flows)."""
-    params = {"from": args.start, "to": args.end, "format": "csv" if args.csv else "json"}
+    params = {"from": start, "to": end, "format": "csv" if csv else "json"}
     missing = (
         f"this server has no reconciliation report yet ({REPORT_PATH} answered 404 Not Found);"
         " it needs a newer jackpot server"
     )
     answer = api.call("GET", REPORT_PATH, params=params, missing=missing)
-    if args.csv or args.json:
+    if csv or as_json:
         sys.stdout.write(answer.text if answer.text.endswith("\n") else answer.text + "\n")
         return 0
     data = loads(answer.text)
@@ -225,7 +346,7 @@ def report(api: Api, args: argparse.Namespace) -> int:
     keys = [*REPORT_FIELDS]
     keys += [k for m in found for k in m if k not in keys and k not in ("link", "meter")]
     headers = ["", *(f"{m.get('link')}/{m.get('meter')}" for m in found)]
-    out(table(headers, [[k, *(m.get(k) for m in found)] for k in keys]))
+    show_table(headers, [[k, *(m.get(k) for m in found)] for k in keys])
     unbalanced = [f"{m.get('link')}/{m.get('meter')}" for m in found if m.get("balanced") is False]
     if unbalanced:
         out(f"NOT BALANCED: {', '.join(unbalanced)}")
@@ -233,111 +354,10 @@ def report(api: Api, args: argparse.Namespace) -> int:
     return 0
 
 
-# -- the command line ------------------------------------------------------------------
-
-Command = Callable[[Api, argparse.Namespace], int]
-COMMANDS: dict[str, Command] = {
-    "meters": meters,
-    "set-seed": set_seed,
-    "reset": reset,
-    "correct": correct,
-    "approve": approve,
-    "reject": reject,
-    "changes": changes,
-    "audit": audit,
-    "awards": awards,
-    "report": report,
-}
-
-
-def add_parsers(subparsers: Any) -> None:
-    """The operator subcommands, on the `jackpot` command's subparsers."""
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--url", help=f"server (default: JACKPOT_URL, else {DEFAULT_URL})")
-    common.add_argument("--token", help="bearer token (default: JACKPOT_TOKEN)")
-    common.add_argument("--json", action="store_true", help="print the server's JSON")
-
-    def add(name: str, help: str) -> argparse.ArgumentParser:
-        parser: argparse.ArgumentParser = subparsers.add_parser(name, help=help, parents=[common])
-        return parser
-
-    def window(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--from", dest="start", metavar="TIME", help="RFC 3339, inclusive")
-        p.add_argument("--to", dest="end", metavar="TIME", help="RFC 3339, exclusive")
-
-    def page(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--limit", type=int, help="at most this many rows (server default 100)")
-        p.add_argument("--offset", type=int, help="skip this many rows first")
-
-    p = add("meters", "meters of a link, or of every link of the floor file")
-    p.add_argument("link", nargs="?", metavar="LINK")
-    p.add_argument(
-        "--config", type=Path, help="floor file (default: JACKPOT_CONFIG, else the demo floor)"
-    )
-    p = add("set-seed", "change a meter's seed, from its next reset (supervisor)")
-    p.add_argument("link", metavar="LINK")
-    p.add_argument("meter", metavar="METER")
-    p.add_argument("amount", metavar="AMOUNT", help='decimal, e.g. "15000.00"')
-    p.add_argument("--reason", required=True)
-    p = add("reset", "return a meter to its seed now (supervisor)")
-    p.add_argument("link", metavar="LINK")
-    p.add_argument("meter", metavar="METER")
-    p.add_argument("--reason", required=True)
-    p = add("correct", "an audited correction of a meter (supervisor)")
-    p.add_argument("link", metavar="LINK")
-    p.add_argument("meter", metavar="METER")
-    p.add_argument("kind", choices=("adjust", "hand_paid", "void_round"))
-    p.add_argument("--amount", help="adjust: signed amount; hand_paid: the amount paid")
-    p.add_argument("--table", help="void_round: the table")
-    p.add_argument("--round", help="void_round: the round")
-    p.add_argument("--no-reset", action="store_true", help="hand_paid: leave the meter as is")
-    p.add_argument("--reason", required=True)
-    p = add("approve", "approve a proposed change (another supervisor)")
-    p.add_argument("change", metavar="CHANGE_ID")
-    p = add("reject", "reject a proposed change (another supervisor)")
-    p.add_argument("change", metavar="CHANGE_ID")
-    p.add_argument("--reason", required=True)
-    add("changes", "changes proposed under dual control")
-    p = add("audit", "the audit log of operator actions")
-    window(p)
-    page(p)
-    p = add("awards", "every award (meter, fixed, envy, ...), latest dealt first")
-    p.add_argument("--link")
-    p.add_argument("--meter", help="that meter's awards only (its hits)")
-    p.add_argument("--table")
-    p.add_argument(
-        "--kind", help="meter, fixed, envy, magic_card, lucky_player, lucky_dealer, river"
-    )
-    window(p)
-    page(p)
-    p = add("report", "the reconciliation: opening + flows = closing, per meter (exit 1 if not)")
-    window(p)
-    p.add_argument("--csv", action="store_true", help="print the server's CSV as it is")
-
-
-def run(args: argparse.Namespace) -> int | None:
-    """Run an operator command; None when `args.command` is not one of them."""
-    command = COMMANDS.get(getattr(args, "command", None) or "")
-    if command is None:
-        return None
-    url = args.url or os.environ.get("JACKPOT_URL") or DEFAULT_URL
-    api = Api(url.rstrip("/"), args.token or os.environ.get("JACKPOT_TOKEN"))
-    try:
-        return command(api, args)
-    except Failed as error:
-        print(error.message, file=sys.stderr, flush=True)
-        return error.code
-    finally:
-        api.close()
-
-
-def main(argv: list[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """The operator commands alone: `python -m app.cli.operators meters`."""
-    parser = argparse.ArgumentParser(prog="jackpot", description="jackpot operator commands")
-    add_parsers(parser.add_subparsers(dest="command", required=True))
-    code = run(parser.parse_args(argv))
-    return 2 if code is None else code
+    return run(commands, argv)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Mapping
+import sys
+from collections.abc import Iterator, Mapping
 from decimal import Decimal
 from typing import Any
 
 import httpx
+import typer
+
+from app.cli.options import DEFAULT_URL
 
 
 class Failed(Exception):
@@ -82,6 +87,20 @@ class Api:
 
     def close(self) -> None:
         self.client.close()
+
+
+@contextlib.contextmanager
+def session(url: str | None, token: str | None) -> Iterator[Api]:
+    """An `Api` on `url` (else the default); a `Failed` inside ends the command: its message
+    on stderr, its code the exit status."""
+    api = Api((url or DEFAULT_URL).rstrip("/"), token)
+    try:
+        yield api
+    except Failed as error:
+        print(error.message, file=sys.stderr, flush=True)
+        raise typer.Exit(error.code) from None
+    finally:
+        api.close()
 
 
 def loads(text: str) -> Any:

@@ -9,7 +9,6 @@ as likely as by real odds, so that wins show within minutes.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import random
@@ -38,7 +37,6 @@ from app.cli.simulated_rounds import (
     plan_round,
     read_tables,
 )
-from app.config.demo import DEMO_FLOOR
 from app.state.timefmt import format_time
 
 __all__ = [
@@ -48,7 +46,7 @@ __all__ = [
     "SimulateError",
     "Simulator",
     "TableSpec",
-    "add_parser",
+    "Options",
     "boost_odds",
     "money",
     "parse_tokens",
@@ -338,25 +336,6 @@ def _problem(response: httpx.Response) -> str:
 # -- the command ---------------------------------------------------------------------------
 
 
-def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = subparsers.add_parser(
-        "simulate",
-        help="deal rounds at simulated tables against a server",
-        description="Simulated table controllers posting rounds through the HTTP API.",
-    )
-    p.add_argument("--url", default="http://127.0.0.1:8000", help="the jackpot server")
-    p.add_argument("--config", type=Path, default=DEMO_FLOOR, help="floor file (its tables)")
-    p.add_argument("--tables", default=None, help="T01,T02,... (default: every table)")
-    p.add_argument("--rate", type=float, default=1.0, help="rounds per second per table")
-    p.add_argument("--seed", type=int, default=None, help="reproducible deals")
-    p.add_argument(
-        "--boost", type=float, default=1.0,
-        help="meter hands about N times as likely as by real odds (1: real odds)",
-    )  # fmt: skip
-    p.add_argument("--duration", type=float, default=None, help="seconds (default: until Ctrl-C)")
-    p.add_argument("--tokens", default=None, help="T01=token,... (default: demo-table-<TABLE>)")
-
-
 def parse_tokens(text: str | None) -> dict[str, str]:
     tokens = {}
     for part in filter(None, (text or "").split(",")):
@@ -367,20 +346,35 @@ def parse_tokens(text: str | None) -> dict[str, str]:
     return tokens
 
 
-def run(args: argparse.Namespace) -> int:
+@dataclass(frozen=True, slots=True)
+class Options:
+    """`jackpot simulate`'s options (app/cli/commands.py)."""
+
+    url: str
+    config: Path
+    tables: str | None
+    rate: float
+    seed: int | None
+    boost: float
+    duration: float | None
+    tokens: str | None
+
+
+def run(options: Options) -> int:
     try:
-        if args.rate <= 0 or args.boost < 1:
+        if options.rate <= 0 or options.boost < 1:
             raise SimulateError("--rate must be above 0 and --boost at least 1")
-        only = [t.strip() for t in args.tables.split(",") if t.strip()] if args.tables else None
-        specs = read_tables(args.config, only, parse_tokens(args.tokens))
+        tables = options.tables
+        only = [t.strip() for t in tables.split(",") if t.strip()] if tables else None
+        specs = read_tables(options.config, only, parse_tokens(options.tokens))
     except SimulateError as error:
         print(f"jackpot simulate: {error}", file=sys.stderr)
         return 2
-    asyncio.run(_simulate(args, specs))
+    asyncio.run(_simulate(options, specs))
     return 0
 
 
-async def _simulate(args: argparse.Namespace, specs: list[TableSpec]) -> None:
+async def _simulate(args: Options, specs: list[TableSpec]) -> None:
     async with httpx.AsyncClient(base_url=args.url, timeout=HTTP_TIMEOUT) as client:
         sim = Simulator(client, specs, rate=args.rate, seed=args.seed, boost=args.boost)
 

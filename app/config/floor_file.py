@@ -5,10 +5,10 @@ from __future__ import annotations
 import hashlib
 import re
 import tomllib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -53,24 +53,23 @@ def token_hash(token: str) -> str:
 # -- field types: TOML values -> exact ints; a TOML number for money is refused ----------
 
 
-def _money(value: object) -> Money:
+_T = TypeVar("_T")
+
+
+def _decimal_text(parse: Callable[[str], _T], example: str) -> Callable[[object], _T]:
+    """A validator of money or a rate: a decimal string only."""
+
     # A TOML float would already have lost exactness ("0.1"), and an integer looks like
     # a float's cousin: money is a string everywhere (API.md conventions), here too.
-    if not isinstance(value, str):
-        raise ValueError('must be a decimal string such as "1.00"')
-    try:
-        return parse_money(value)
-    except MoneyError as error:
-        raise ValueError(str(error)) from None
+    def validate(value: object) -> _T:
+        if not isinstance(value, str):
+            raise ValueError(f'must be a decimal string such as "{example}"')
+        try:
+            return parse(value)
+        except MoneyError as error:
+            raise ValueError(str(error)) from None
 
-
-def _rate(value: object) -> Rate:
-    if not isinstance(value, str):
-        raise ValueError('must be a decimal string such as "0.25"')
-    try:
-        return parse_rate(value)
-    except MoneyError as error:
-        raise ValueError(str(error)) from None
+    return validate
 
 
 def _ident(value: object) -> str:
@@ -91,8 +90,8 @@ def _currency(value: object) -> str:
     return value
 
 
-MoneyText = Annotated[Money, BeforeValidator(_money)]
-RateText = Annotated[Rate, BeforeValidator(_rate)]
+MoneyText = Annotated[Money, BeforeValidator(_decimal_text(parse_money, "1.00"))]
+RateText = Annotated[Rate, BeforeValidator(_decimal_text(parse_rate, "0.25"))]
 Ident = Annotated[str, BeforeValidator(_ident)]
 TokenHash = Annotated[str, BeforeValidator(_sha256)]
 Currency = Annotated[str, BeforeValidator(_currency)]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import io
 import random
 import re
@@ -17,6 +16,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from app.cli import simulate
+from app.cli.commands import main
 from app.cli.simulate import RoundPlan, Simulator, TableSpec, plan_round, read_tables
 from app.state.timefmt import parse_time
 from jackpot.money import Money, parse_money
@@ -318,12 +318,20 @@ async def test_runs_against_the_real_app(
     assert text.count(" FINAL ") == stats.meter_awards, text
 
 
-def test_cli_parser_and_bad_input() -> None:
-    parser = argparse.ArgumentParser(prog="jackpot")
-    simulate.add_parser(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["simulate", "--tables", "T01,T03", "--seed", "42", "--boost", "100"])
+def test_cli_parser_and_bad_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[simulate.Options] = []
+
+    def run(options: simulate.Options) -> int:  # the options as `jackpot simulate` parses them
+        seen.append(options)
+        return 0
+
+    with monkeypatch.context() as patch:
+        patch.setattr(simulate, "run", run)
+        assert main(["simulate", "--tables", "T01,T03", "--seed", "42", "--boost", "100"]) == 0
+    [args] = seen
     assert (args.tables, args.seed, args.boost, args.rate, args.duration) == (
         "T01,T03", 42, 100.0, 1.0, None
     )  # fmt: skip
-    assert simulate.run(parser.parse_args(["simulate", "--tables", "T99"])) == 2
-    assert simulate.run(parser.parse_args(["simulate", "--rate", "0"])) == 2
+    assert main(["simulate", "--tables", "T99"]) == 2
+    assert main(["simulate", "--rate", "0"]) == 2
+    assert main(["simulate", "--rate", "fast"]) == 2  # bad usage, as argparse's
