@@ -96,6 +96,9 @@ def demo_command(
     data_dir: Annotated[Path, typer.Option()] = Path(".jackpot"),
     boost: Annotated[int, typer.Option(help="jackpot hands this many times likelier")] = 2000,
     rate: Annotated[float, typer.Option(help="rounds per second per table")] = 0.5,
+    dual_control: Annotated[
+        bool, typer.Option(help="seed changes, resets and corrections need a second supervisor")
+    ] = True,
 ) -> int:
     """`jackpot serve` on the demo floor and `jackpot simulate` against it; Ctrl-C stops both."""
     import subprocess
@@ -104,8 +107,17 @@ def demo_command(
 
     exe = [sys.executable, "-m", "app.cli"]
     url = f"http://127.0.0.1:{port}"
+    # The demo floor as a casino runs it, with dual control (sam proposes, sue approves in
+    # the console); the file itself keeps it off for the tests that change meters at once.
+    floor = data_dir / "demo-floor.toml"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    floor.write_text(
+        DEMO_FLOOR.read_text().replace(
+            "dual_control = false", f"dual_control = {'true' if dual_control else 'false'}"
+        )
+    )
     server = subprocess.Popen(
-        [*exe, "serve", "--config", str(DEMO_FLOOR), "--data-dir", str(data_dir),
+        [*exe, "serve", "--config", str(floor), "--data-dir", str(data_dir),
          "--port", str(port), "--log-level", "warning"]
     )  # fmt: skip
     processes = [server]

@@ -177,6 +177,15 @@ def test_scripts_serve_from_a_fresh_copy(ctrl_c: bool) -> None:
             display = f"http://127.0.0.1:{port}/display/stud"
             assert display in log.read_text(), tail(log)
             assert httpx.get(display, timeout=5).status_code == 200
+            # The console's demo: a supervisor's seed change waits for a second one.
+            assert f"http://127.0.0.1:{port}/console" in log.read_text(), tail(log)
+            change = httpx.put(
+                f"http://127.0.0.1:{port}/v1/links/stud/meters/major/seed",
+                json={"seed": "12000.00", "reason": "demo: dual control"},
+                headers={"Authorization": "Bearer demo-supervisor"},
+                timeout=5,
+            )
+            assert change.status_code == 202, change.text
 
             stopping = time.monotonic()
             if ctrl_c:

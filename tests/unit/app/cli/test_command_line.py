@@ -21,7 +21,9 @@ STORE = {"--data-dir": None, "--database-url": None}
 INTERFACE: dict[str, tuple[dict[str, str | None], list[str]]] = {
     "serve": (dict.fromkeys(["--config", "--host", "--port", "--data-dir", "--log-level",
                              "--role"]), []),
-    "demo": (dict.fromkeys(["--port", "--data-dir", "--boost", "--rate"]), []),
+    # --dual-control/--no-dual-control: added with the console (issue 20).
+    "demo": (dict.fromkeys(["--port", "--data-dir", "--boost", "--rate", "--dual-control",
+                            "--no-dual-control"]), []),
     "simulate": (dict.fromkeys(["--url", "--config", "--tables", "--rate", "--seed", "--boost",
                                 "--duration", "--tokens"]), []),
     "verify": ({**STORE, "--config": None, "--progress": None, "--no-progress": None,
@@ -75,7 +77,7 @@ def test_the_same_defaults() -> None:
         return {p.name: p.default for p in commands()[name].params}
 
     assert defaults("demo") == {"port": 8000, "data_dir": Path(".jackpot"), "boost": 2000,
-                                "rate": 0.5}  # fmt: skip
+                                "rate": 0.5, "dual_control": True}  # fmt: skip
     simulate = defaults("simulate")
     assert (simulate["url"], simulate["config"]) == ("http://127.0.0.1:8000", DEMO_FLOOR)
     assert (simulate["rate"], simulate["boost"], simulate["duration"]) == (1.0, 1.0, None)
