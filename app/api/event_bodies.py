@@ -11,6 +11,8 @@ with the same command (tests/unit/app/api/test_event_bodies.py).
 
 from __future__ import annotations
 
+import functools
+import re
 import unicodedata
 from collections.abc import Callable
 from typing import Annotated, Any
@@ -29,13 +31,19 @@ from app.state.timefmt import parse_time
 from jackpot.money import parse_money
 
 # Python's `$` also matches before a final newline, pydantic's (Rust regex) does not.
-Money = Annotated[str, msgspec.Meta(pattern=MONEY_PATTERN.removesuffix("$") + r"\Z")]
-Card = Annotated[str, msgspec.Meta(pattern=CARD_PATTERN.removesuffix("$") + r"\Z")]
+_MONEY = re.compile(MONEY_PATTERN.removesuffix("$") + r"\Z")
+_CARD = re.compile(CARD_PATTERN.removesuffix("$") + r"\Z")
+# Every card the schema's Card takes (rule 5.8.1), to its upper case: a look-up, not a regex.
+CARDS = {
+    card: card.upper()
+    for card in (rank + suit for rank in [*"23456789TJQKAtjqka", "10"] for suit in "SHDCshdc")
+    if _CARD.match(card)
+}
 Box = Annotated[int, msgspec.Meta(ge=1, le=52)]
 Boxes = Annotated[list[Box], msgspec.Meta(min_length=1, max_length=52)]
 Player = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
 Reason = Annotated[str, msgspec.Meta(min_length=1, max_length=500)]
-Hand = Annotated[list[Card], msgspec.Meta(max_length=7)]
+Hand = Annotated[list[str], msgspec.Meta(max_length=7)]  # cards: `CARDS[card]`
 
 
 class _Struct(msgspec.Struct, forbid_unknown_fields=True):
@@ -44,9 +52,9 @@ class _Struct(msgspec.Struct, forbid_unknown_fields=True):
 
 class BoxBet(_Struct):
     box: Box
-    ante: Money = "0"
-    jackpot: Money | None = None
-    jackpot_dealer: Money | None = None
+    ante: str = "0"  # amounts: checked and parsed by `money`
+    jackpot: str | None = None
+    jackpot_dealer: str | None = None
     player: Player | None = None
 
 
@@ -82,6 +90,14 @@ _OUTCOME = msgspec.json.Decoder(Outcome)
 _VOID = msgspec.json.Decoder(Void)
 
 
+@functools.lru_cache(maxsize=4_096)  # a floor's wagers are a few amounts, again and again
+def money(text: str) -> int:
+    """An amount as the schema's Money takes it (pattern, then at most MAX_MONEY)."""
+    if _MONEY.match(text) is None:
+        raise ValueError(text)
+    return parse_money(text)
+
+
 def bets_command(raw: bytes) -> dict[str, Any]:
     """As BetsRequest.domain() (app/api/schemas.py)."""
     body = _BETS.decode(raw)
@@ -90,9 +106,10 @@ def bets_command(raw: bytes) -> dict[str, Any]:
         "boxes": [
             {
                 "box": b.box,
-                "ante": parse_money(b.ante),  # beyond MAX_MONEY it raises: pydantic decides
-                "jackpot": parse_money(b.jackpot or "0"),
-                "jackpot_dealer": parse_money(b.jackpot_dealer or "0"),
+                "ante": money(b.ante),
+                # Absent or null is 0; "" is not an amount (the schema's pattern).
+                "jackpot": money("0" if b.jackpot is None else b.jackpot),
+                "jackpot_dealer": money("0" if b.jackpot_dealer is None else b.jackpot_dealer),
                 "player": b.player,
             }
             for b in body.boxes
@@ -109,7 +126,7 @@ def outcome_command(raw: bytes) -> dict[str, Any]:
             {
                 "box": b.box,
                 "dealt_at": parse_time(b.dealt_at),
-                "cards": [c.upper() for c in b.cards],
+                "cards": [CARDS[c] for c in b.cards],
                 "folded": b.folded,
             }
             for b in body.boxes
@@ -117,7 +134,7 @@ def outcome_command(raw: bytes) -> dict[str, Any]:
         "dealer": None
         if dealer is None
         else {
-            "cards": [c.upper() for c in dealer.cards],
+            "cards": [CARDS[c] for c in dealer.cards],
             "dealt_at": None if dealer.dealt_at is None else parse_time(dealer.dealt_at),
         },
     }

@@ -151,6 +151,7 @@ HAND_AT = b'{"boxes": [{"box": 1, "dealt_at": "2026-11-22T18:00:00Z", "cards": '
         (BetsRequest, BETS_AT + b'[{"box": 1.0}]}'),
         (BetsRequest, BETS_AT + b'[{"box": 1, "ante": 1}]}'),
         (BetsRequest, BETS_AT + b"[]}"),
+        (BetsRequest, BETS_AT + b'[{"box": 1, "jackpot_dealer": ""}]}'),  # not "0"
         (OutcomeRequest, HAND_AT + b'["ZZ"]}]}'),
         (OutcomeRequest, HAND_AT + b'["AS\\n"]}]}'),
         (VoidRequest, b'{"reason": "\\u200b"}'),
@@ -169,3 +170,28 @@ def test_other_bodies_are_not_taken() -> None:
     from app.api.schemas import SeedRequest
 
     assert fast_command(SeedRequest, b'{"seed": "1.00", "reason": "x"}') is None
+
+
+def test_the_cards_looked_up_are_exactly_those_the_schema_takes() -> None:
+    # Rule 5.8.1: every string of one to three characters over the cards' alphabet (and a
+    # few others), through the schema's Card, against the shortcut's table of cards.
+    from itertools import product
+
+    from pydantic import TypeAdapter
+
+    from app.api.event_bodies import CARDS
+    from app.api.schemas import Card
+
+    card = TypeAdapter(Card)
+    alphabet = "0123456789TJQKAtjqkaSHDCshdcXZ1 \n"
+    taken = set()
+    for size in (1, 2, 3):
+        for letters in product(alphabet, repeat=size):
+            text = "".join(letters)
+            try:
+                card.validate_python(text)
+            except ValidationError:
+                continue
+            taken.add(text)
+    assert taken == set(CARDS)
+    assert all(CARDS[c] == c.upper() for c in CARDS)
