@@ -1,6 +1,6 @@
 """Prints the HTTP figures of issue 5 from one run on loopback (needs `wrk`: apt-get install wrk).
 
-    .venv/bin/python bench/bench_http.py [--seconds 15] [--connections 64]
+    .venv/bin/python bench/bench_http.py [--seconds 15] [--connections 64] [--runs 3]
     .venv/bin/python bench/bench_http.py --displays 3000 [--seconds 15] [--topology both]
 
 1. the ceiling of the stack: a no-op FastAPI POST endpoint under the same uvicorn
@@ -38,6 +38,7 @@ import resource
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -160,6 +161,12 @@ def main() -> None:
         help="with --displays: writer -> Redis -> display process, the writer alone, or both",
     )
     parser.add_argument(
+        "--runs",
+        type=int,
+        default=3,
+        help="without --displays: interleaved pairs of runs (no-op, bets), medians printed",
+    )
+    parser.add_argument(
         "--warmup",
         type=int,
         default=3,
@@ -175,6 +182,8 @@ def main() -> None:
 
 
 def ceiling_and_bets(args: argparse.Namespace) -> None:
+    """Both servers up at once, measured in turn (`--runs` pairs): what loads the shared
+    machine during one pair loads both of its runs alike."""
     work = Path(tempfile.mkdtemp(prefix="jackpot-bench-"))
     (work / "noop_app.py").write_text(NOOP_APP)
     noop_lua = work / "noop.lua"
@@ -182,81 +191,91 @@ def ceiling_and_bets(args: argparse.Namespace) -> None:
         'wrk.method = "POST"\nwrk.body = \'{"a": 1}\'\n'
         'wrk.headers["Content-Type"] = "application/json"\n'
     )
-
-    port = free_port()
+    noop_port, port = free_port(), free_port()
     noop = subprocess.Popen(
-        [
-            PY,
-            "-m",
-            "uvicorn",
-            "noop_app:app",
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-            "--no-access-log",
-        ],
+        [PY, "-m", "uvicorn", "noop_app:app", "--port", str(noop_port)]
+        + ["--log-level", "warning", "--no-access-log"],
         cwd=work,
     )
-    try:
-        wait_for_port(port)
-        if args.warmup > 0:  # both servers get the same warm-up, unmeasured
-            wrk(f"http://127.0.0.1:{port}/noop", args.warmup, args.connections, noop_lua)
-        before = proc_times()[noop.pid][1]
-        ceiling = wrk(f"http://127.0.0.1:{port}/noop", args.seconds, args.connections, noop_lua)
-        ceiling["cpu"] = proc_times()[noop.pid][1] - before
-    finally:
-        noop.terminate()
-        noop.wait()
-
-    port = free_port()
     env = dict(os.environ)
     env.pop("DATABASE_URL", None)
     server = subprocess.Popen(
-        [
-            str(Path(PY).parent / "jackpot"),
-            "serve",
-            "--config",
-            str(FLOOR),
-            "--data-dir",
-            str(work / "data"),
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-        ],
+        [str(Path(PY).parent / "jackpot"), "serve", "--config", str(FLOOR)]
+        + ["--data-dir", str(work / "data"), "--port", str(port), "--log-level", "warning"],
         env=env,
+        stdout=subprocess.DEVNULL,
     )
+    noop_url, bets_url = f"http://127.0.0.1:{noop_port}/noop", f"http://127.0.0.1:{port}"
+
+    def run(seconds: int, which: str) -> dict[str, float]:
+        proc, url = (noop, noop_url) if which == "noop" else (server, bets_url)
+        script = noop_lua if which == "noop" else bets_lua(work)
+        before = proc_times()[proc.pid][1]
+        figures = wrk(url, seconds, args.connections, script)
+        # The server's own CPU (and its reaped children's: snapshots) per answered
+        # request: unlike requests/s, it hardly moves when another process shares the cores.
+        figures["cpu_us"] = 1e6 * (proc_times()[proc.pid][1] - before) / (figures["rps"] * seconds)
+        return figures
+
+    pairs: list[tuple[dict[str, float], dict[str, float]]] = []
     try:
-        wait_health(f"http://127.0.0.1:{port}/health")
-        if args.warmup > 0:
-            wrk(f"http://127.0.0.1:{port}", args.warmup, args.connections, bets_lua(work))
-        before = proc_times()[server.pid][1]
-        bets = wrk(f"http://127.0.0.1:{port}", args.seconds, args.connections, bets_lua(work))
-        bets["cpu"] = proc_times()[server.pid][1] - before
+        wait_for_port(noop_port)
+        wait_health(f"{bets_url}/health")
+        if args.warmup > 0:  # both servers get the same warm-up, unmeasured
+            run(args.warmup, "noop")
+            run(args.warmup, "bets")
+        for _ in range(args.runs):
+            pairs.append((run(args.seconds, "noop"), run(args.seconds, "bets")))
     finally:
+        noop.terminate()
         server.terminate()
+        noop.wait()
         server.wait(timeout=60)
         shutil.rmtree(work, ignore_errors=True)
+    print_pairs(pairs, args)
+
+
+def print_pairs(
+    pairs: list[tuple[dict[str, float], dict[str, float]]], args: argparse.Namespace
+) -> None:
     print(
-        f"no-op FastAPI POST ceiling:   {ceiling['rps']:,.0f} req/s "
-        f"({args.connections} connections)"
+        f"{len(pairs)} interleaved pair(s) of {args.seconds} s runs, {args.connections} "
+        f"connections, {os.cpu_count()} CPUs (load {os.getloadavg()[0]:.1f}); the bets: "
+        f"a new round of 7 boxes with a jackpot wager each"
     )
     print(
-        f"durable bets endpoint:        {bets['rps']:,.0f} acknowledged req/s "
-        f"({bets['rps'] / ceiling['rps']:.0%} of the ceiling; 7 contributions each)"
+        f"{'run':<5}{'no-op req/s':>12}{'p99 ms':>8}{'CPU µs':>8}{'bets req/s':>12}{'p50 ms':>8}"
+        f"{'p99 ms':>8}{'CPU µs':>8}{'non-2xx':>8}{'ratio':>7}{'p99 x':>7}"
+    )
+    rows = []
+    for i, (noop, bets) in enumerate(pairs, 1):
+        row = {
+            "ratio": bets["rps"] / noop["rps"],
+            "p99x": bets.get("p99", 0) / noop.get("p99", 1),
+        }
+        rows.append(row)
+        print(
+            f"{i:<5}{noop['rps']:>12,.0f}{noop.get('p99', 0):>8.1f}{noop['cpu_us']:>8.0f}"
+            f"{bets['rps']:>12,.0f}{bets.get('p50', 0):>8.1f}{bets.get('p99', 0):>8.1f}"
+            f"{bets['cpu_us']:>8.0f}{bets['non2xx']:>8.0f}{row['ratio']:>7.2f}{row['p99x']:>7.2f}"
+        )
+
+    def median(values: list[float]) -> float:
+        return statistics.median(values)
+
+    noop_cpu = median([n["cpu_us"] for n, _ in pairs])
+    bets_cpu = median([b["cpu_us"] for _, b in pairs])
+    print(
+        f"medians: bets {median([b['rps'] for _, b in pairs]):,.0f} acknowledged req/s, "
+        f"{median([r['ratio'] for r in rows]):.2f} of the no-op FastAPI ceiling "
+        f"({median([n['rps'] for n, _ in pairs]):,.0f} req/s); bets p99 "
+        f"{median([b.get('p99', 0) for _, b in pairs]):.1f} ms, "
+        f"{median([r['p99x'] for r in rows]):.2f} x the ceiling's; non-2xx "
+        f"{sum(b['non2xx'] for _, b in pairs):.0f}"
     )
     print(
-        f"bets latency:                 p50 {bets.get('p50', 0):.1f} ms, "
-        f"p99 {bets.get('p99', 0):.1f} ms"
-    )
-    print(f"bets non-2xx answers:         {bets['non2xx']:.0f}")
-    # The server's own CPU (and its reaped children's: snapshots) per answered request:
-    # unlike requests/s, it hardly moves when wrk or another process shares the cores.
-    noop_us, bets_us = (1e6 * f["cpu"] / (f["rps"] * args.seconds) for f in (ceiling, bets))
-    print(
-        f"server CPU per request:       no-op {noop_us:.0f} µs, bets {bets_us:.0f} µs "
-        f"(no-op / bets: {noop_us / bets_us:.0%})"
+        f"server CPU per request (medians): no-op {noop_cpu:.0f} µs, bets {bets_cpu:.0f} µs "
+        f"(no-op / bets: {noop_cpu / bets_cpu:.0%})"
     )
 
 

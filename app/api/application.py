@@ -16,14 +16,14 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-from app.api import problems
+from app.api import problems, table_fastpath
 from app.api.auth import floor_tokens
 from app.api.body_limit import BodyLimit
 from app.api.health import health_answer, probe_database, writer_health
 from app.api.routes import TABLE_BODIES, router
 from app.api.schemas import problem_responses
 from app.api.standby import StandbyGate
-from app.api.table_fastpath import TableEventRoute, table_endpoints
+from app.api.table_fastpath import Edge, FastPathApp
 from app.config.floor_config import floor_config
 from app.config.floor_file import Floor as FloorFile
 from app.config.settings import Settings
@@ -113,21 +113,21 @@ def create_app(
             await broadcaster.stop()
             await _close(resources)
 
-    app = FastAPI(title="Linked progressive jackpot server", version="1", lifespan=lifespan)
+    app = FastPathApp(title="Linked progressive jackpot server", version="1", lifespan=lifespan)
     app.state.ready = False
     app.state.writer = writer
     app.state.metrics = metrics
     problems.install(app)
     api = router(writer, tokens)
-    # Middleware added later wraps what was added before: the table events' direct route
-    # is inside the body limit, both inside the request context (request id, logging
-    # context, response metrics).
-    app.add_middleware(
-        TableEventRoute, endpoints=table_endpoints(api), handlers=app.exception_handlers
-    )
-    app.add_middleware(StandbyGate, writer=writer)
-    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
-    app.add_middleware(RequestContextMiddleware, access_log=settings.access_log, metrics=metrics)
+    # The edge, outermost first, around every route and the table events' direct route:
+    # the request context (request id, logging context, response metrics), the body limit,
+    # a standby's 503 (app/api/standby.py).
+    edge: Edge = [
+        (RequestContextMiddleware, {"access_log": settings.access_log, "metrics": metrics}),
+        (BodyLimit, {"limit": settings.max_body_bytes}),
+        (StandbyGate, {"writer": writer}),
+    ]
+    table_fastpath.install(app, api, edge)
     app.include_router(api)
     _describe_bodies(app, TABLE_BODIES)
     app.include_router(metrics_router(metrics))

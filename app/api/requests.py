@@ -11,6 +11,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ValidationError
 
 from app.api.auth import Tokens
+from app.api.event_bodies import fast_command
 from app.api.schemas import (
     ID_PATTERN,
     BetsRequest,
@@ -29,6 +30,7 @@ RoundId = TableId
 
 
 Body = TypeVar("Body", bound=BaseModel)
+Event = BetsRequest | OutcomeRequest | VoidRequest
 ID_RE = re.compile(ID_PATTERN)
 # The request bodies the routes read themselves (after the token): main.py puts their
 # schemas in the OpenAPI components (FastAPI adds only those of the parameters it reads).
@@ -71,11 +73,12 @@ def request_body(body: type[BaseModel]) -> dict[str, Any]:
 
 
 async def table_request(
-    request: Request, model: type[Body], tokens: Tokens
-) -> tuple[str, str, Body]:
-    """The table, round and body of a table event. The token first (API.md, Auth: 401,
-    then 403 for another table's round), before anything is said about the body; then a
-    422 naming every bad field (as FastAPI words it: `loc` starts with "path" or "body")."""
+    request: Request, model: type[Event], tokens: Tokens
+) -> tuple[str, str, dict[str, Any]]:
+    """The table, round and command (the body's `domain()`) of a table event. The token
+    first (API.md, Auth: 401, then 403 for another table's round), before anything is said
+    about the body; then a 422 naming every bad field (as FastAPI words it: `loc` starts
+    with "path" or "body")."""
     authorization = request.headers.get("authorization")
     principal = tokens.principal(authorization)
     errors: list[dict[str, Any]] = []
@@ -92,15 +95,24 @@ async def table_request(
     if errors:  # no table has such an id: its token cannot be anyone's
         raise RequestValidationError(errors)
     tokens.allow_table(principal, ids[0])
-    return ids[0], ids[1], await read_body(request, model)
+    raw = await request.body()
+    # msgspec takes a good body; any other is the model's to refuse (app/api/event_bodies.py).
+    command = fast_command(model, raw)
+    if command is None:
+        command = validate(model, raw).domain()
+    return ids[0], ids[1], command
 
 
 async def read_body(request: Request, model: type[Body]) -> Body:
     """The request's body as `model`, or a 422 naming every bad field. Routes read their
     body themselves, after the token: FastAPI reads a declared body (and answers 422 for
     bad JSON) before any dependency runs."""
+    return validate(model, await request.body())
+
+
+def validate(model: type[Body], raw: bytes) -> Body:
     try:
-        return model.model_validate_json(await request.body())
+        return model.model_validate_json(raw)
     except ValidationError as error:
         errors = [{**e, "loc": ("body", *e["loc"])} for e in error.errors(include_url=False)]
         raise RequestValidationError(errors) from None

@@ -28,14 +28,14 @@ def table_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
 
     @api.post("/v1/tables/{table}/rounds/{round}/bets", **table_event(BetsRequest))
     async def post_bets(request: Request) -> JSONResponse:
-        table, round_id, body = await table_request(request, BetsRequest, tokens)
-        _, answer = await writer.submit("bets", table, round_id, body.domain())
+        table, round_id, command = await table_request(request, BetsRequest, tokens)
+        _, answer = await writer.submit("bets", table, round_id, command)
         return JSONResponse(answer)
 
     @api.post("/v1/tables/{table}/rounds/{round}/outcome", **table_event(OutcomeRequest))
     async def post_outcome(request: Request) -> JSONResponse:
-        table, round_id, body = await table_request(request, OutcomeRequest, tokens)
-        await writer.submit("outcome", table, round_id, body.domain())
+        table, round_id, command = await table_request(request, OutcomeRequest, tokens)
+        await writer.submit("outcome", table, round_id, command)
         # Meter awards are pending until the watermark passes them: wait a while for
         # their final amounts; the waiting holds up nothing else (the writer goes on).
         await writer.wait_final(table, round_id, writer.outcome_wait_s)
@@ -43,8 +43,8 @@ def table_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
 
     @api.post("/v1/tables/{table}/rounds/{round}/void", **table_event(VoidRequest))
     async def post_void(request: Request) -> JSONResponse:
-        table, round_id, body = await table_request(request, VoidRequest, tokens)
-        _, answer = await writer.submit("void", table, round_id, body.domain())
+        table, round_id, command = await table_request(request, VoidRequest, tokens)
+        _, answer = await writer.submit("void", table, round_id, command)
         return JSONResponse(answer)
 
     @api.get("/v1/tables/{table}/rounds/{round}", tags=["tables"])

@@ -59,7 +59,10 @@ class GuardedHttpProtocol(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._head_bytes = None
+        before = self.cycle
         super().on_headers_complete()
+        if self.cycle is not before:  # a request's cycle (not a websocket's upgrade)
+            self.cycle.transport = HeadWithBody(self.cycle.transport)  # type: ignore[assignment]
 
     def on_message_complete(self) -> None:
         self._disarm()  # the whole request is in: the app's time is not ours to bound
@@ -67,6 +70,8 @@ class GuardedHttpProtocol(HttpToolsProtocol):
 
     def on_response_complete(self) -> None:
         self._head_bytes = 0  # idle now: uvicorn's keep-alive timeout runs
+        if self.cycle is not None and isinstance(self.cycle.transport, HeadWithBody):
+            self.cycle.transport.flush()  # a HEAD request's answer has no body to wait for
         super().on_response_complete()
 
     def handle_websocket_upgrade(self) -> None:
@@ -108,6 +113,42 @@ class GuardedHttpProtocol(HttpToolsProtocol):
             )
         self._disarm()
         self.transport.close()
+
+
+class HeadWithBody:
+    """A request cycle's transport: an answer's head that declares its length waits for
+    the body, and both go out in one write, one send(2) instead of two (uvicorn writes
+    each ASGI message at once; the two sends were a tenth of the server's CPU under
+    bench_http). A chunked (streamed) answer's head goes out at once, as before."""
+
+    __slots__ = ("_transport", "_head", "_fresh")
+
+    def __init__(self, transport: asyncio.Transport) -> None:
+        self._transport = transport
+        self._head: bytes | None = None
+        self._fresh = True  # its first write is the head (or a 100 Continue before it)
+
+    def write(self, data: bytes) -> None:
+        if self._fresh and not data.startswith(b"HTTP/1.1 100 "):
+            self._fresh = False
+            if b"\r\ncontent-length: " in data:
+                self._head = data
+                return
+        if self._head is not None:
+            data, self._head = self._head + data, None
+        self._transport.write(data)
+
+    def flush(self) -> None:
+        if self._head is not None:
+            head, self._head = self._head, None
+            self._transport.write(head)
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def __getattr__(self, name: str) -> Any:  # is_closing, get_extra_info, abort...
+        return getattr(self._transport, name)
 
 
 class ServingConfig(uvicorn.Config):

@@ -14,12 +14,14 @@ import httpx
 import pytest
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
-from starlette.middleware import Middleware
+from starlette.middleware.errors import ServerErrorMiddleware
 
 from app.api.application import create_app
-from app.api.table_fastpath import TableEventRoute
+from app.api.body_limit import BodyLimit
+from app.api.table_fastpath import FastPathApp, TableEvents
 from app.config.floor_file import load_floor
 from app.config.settings import Settings
+from app.ops.logs import RequestContextMiddleware
 from app.state.timefmt import format_time
 from app.store.journal import MemoryJournal
 from tests.support import DEMO, T01, T02
@@ -28,14 +30,10 @@ START = 1_800_000_000_000
 HEADERS = ("content-type", "www-authenticate", "retry-after", "allow", "location")
 
 
-def is_direct_route(middleware: Middleware) -> bool:
-    return cast(object, middleware.cls) is TableEventRoute
-
-
 def app_at(clock: list[int], *, direct: bool) -> FastAPI:
     app = create_app(Settings(), load_floor(DEMO), journal=MemoryJournal())
-    if not direct:  # before the first request: the middleware stack is built then
-        app.user_middleware = [m for m in app.user_middleware if not is_direct_route(m)]
+    if not direct:
+        cast(FastPathApp, app).table_events = None
     app.state.writer.clock = lambda: clock[0]
     app.state.writer.outcome_wait_s = 0.05
     return app
@@ -132,11 +130,21 @@ async def test_the_direct_route_answers_as_the_router(routes_handled: list[str])
     assert through_direct == [path for method, path in requests if method != "POST"]
 
 
-def test_every_table_event_has_its_endpoint() -> None:
-    app = create_app(Settings(), load_floor(DEMO), journal=MemoryJournal())
-    (route,) = [m for m in app.user_middleware if is_direct_route(m)]
-    assert sorted(cast(dict[str, object], route.kwargs["endpoints"])) == ["bets", "outcome", "void"]
-    assert route.kwargs["handlers"] is app.exception_handlers
+def test_every_table_event_has_its_endpoint_inside_the_apps_edge() -> None:
+    app = cast(FastPathApp, create_app(Settings(), load_floor(DEMO), journal=MemoryJournal()))
+    layers: list[object] = []
+    layer: object = app.table_events
+    while layer is not None:
+        layers.append(layer)
+        layer = getattr(layer, "app", None)
+    edge: list[object] = [m.cls for m in app.user_middleware]  # outermost first
+    assert edge == [RequestContextMiddleware, BodyLimit]
+    # As FastAPI's own stack: Starlette's 500 answer outermost, then the same edge.
+    assert [type(x) for x in layers] == [ServerErrorMiddleware, *edge, TableEvents]
+    route = layers[-1]
+    assert isinstance(route, TableEvents)
+    assert sorted(route.endpoints) == ["bets", "outcome", "void"]
+    assert route.handlers is app.exception_handlers
 
 
 @pytest.fixture
