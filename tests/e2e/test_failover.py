@@ -8,6 +8,7 @@ Bounds are generous (a loaded 2-core machine): the 5 s goal is bench_failover's.
 from __future__ import annotations
 
 import asyncio
+import base64
 import random
 import shutil
 import signal
@@ -22,6 +23,9 @@ from typing import Any
 import asyncpg
 import httpx
 import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidStatus
+from websockets.typing import Subprotocol
 
 from tests.conftest import run_blocking
 from tests.e2e.cluster import (
@@ -260,6 +264,18 @@ def test_a_leader_frozen_past_its_lease_is_deposed_and_acknowledges_nothing_it_h
     assert r.headers["content-type"] == "application/problem+json"
     r = httpx.get(f"{old.url}/v1/links/stud/meters/major", headers=OPERATOR)
     assert r.status_code == 503
+    # The console's live floor too: its handshake is refused with 503, for the proxy.
+    ws_url = old.url.replace("http://", "ws://") + "/v1/floor/ws"
+
+    async def floor_socket() -> int:
+        token = "jackpot.token." + base64.urlsafe_b64encode(b"demo-operator").decode().rstrip("=")
+        try:
+            async with connect(ws_url, subprotocols=[Subprotocol("jackpot"), Subprotocol(token)]):
+                return 101
+        except InvalidStatus as refused:
+            return refused.response.status_code
+
+    assert run_blocking(floor_socket()) == 503
     # The held events were never recorded: the proxy's retry puts them on the leader.
     load.writers = [new]
     held_keys = [key for key in load.bodies if key[1].startswith("held-")]
