@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
@@ -265,6 +266,9 @@ def exported_names() -> set[str]:
     app = create_app(Settings(), load_floor(DEMO), journal=MemoryJournal())
     metrics = Metrics()
     metrics.watch_writer(app.state.writer)
+    # A writer on PostgreSQL also reads its lease (app/writer/follower.py's Leadership).
+    lease = SimpleNamespace(leading=True, epoch=1, takeovers=0, lease_age_s=lambda: 0.0)
+    metrics.watch_leadership(lease)
     metrics.watch_broadcaster(Broadcaster(RedisBackend("redis://127.0.0.1:1/0")))
     suffixes = {"counter": ("_total",), "histogram": ("_bucket", "_sum", "_count")}
     names: set[str] = set()

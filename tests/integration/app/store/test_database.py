@@ -54,9 +54,16 @@ async def test_migrate_creates_the_journal_and_snapshot_tables(fresh_dsn: str) -
         ("state", "text", "YES"),  # rows stored before 0002
         ("packed", "bytea", "YES"),  # zlib-compressed JSON since 0002
     ]
+    assert await columns(fresh_dsn, "writer_lease") == [  # since 0003
+        ("id", "smallint", "NO"),
+        ("epoch", "bigint", "NO"),
+        ("holder", "text", "YES"),
+        ("acquired_at", "timestamp with time zone", "YES"),
+        ("expires_at", "timestamp with time zone", "NO"),
+    ]
     pool = await create_pool(fresh_dsn)
     try:
-        assert await pool.fetchval("SELECT version_num FROM alembic_version") == "0002"
+        assert await pool.fetchval("SELECT version_num FROM alembic_version") == "0003"
         unique = await pool.fetchval(
             "SELECT count(*) FROM pg_indexes WHERE tablename = 'journal'"
             " AND indexdef LIKE 'CREATE UNIQUE INDEX%(idem_key)'"
