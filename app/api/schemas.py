@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     AfterValidator,
@@ -137,26 +137,29 @@ def _name_cards(data: Any, handler: ValidatorFunctionWrapHandler, hand: str) -> 
         raise ValidationError.from_exception_data(error.title, named) from None
 
 
-class BoxHandRequest(Strict):
+class _Hand(Strict):
+    """A hand whose bad card is named with whose hand it is (`where`)."""
+
+    where: ClassVar[str]
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _cards_named(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return _name_cards(data, handler, cls.where)
+
+
+class BoxHandRequest(_Hand):
+    where = "box {box}"
     box: Box
     dealt_at: Time
     cards: Annotated[list[Card], Field(max_length=7)]
     folded: StrictBool = False
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _cards_named(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return _name_cards(data, handler, "box {box}")
 
-
-class DealerRequest(Strict):
+class DealerRequest(_Hand):
+    where = "dealer"
     cards: Annotated[list[Card], Field(max_length=7)]
     dealt_at: Time | None = None
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _cards_named(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return _name_cards(data, handler, "dealer")
 
 
 class OutcomeRequest(Strict):

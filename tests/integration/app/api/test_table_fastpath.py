@@ -18,6 +18,7 @@ from starlette.middleware.errors import ServerErrorMiddleware
 
 from app.api.application import create_app
 from app.api.body_limit import BodyLimit
+from app.api.standby import StandbyGate
 from app.api.table_fastpath import FastPathApp, TableEvents
 from app.config.floor_file import load_floor
 from app.config.settings import Settings
@@ -138,7 +139,7 @@ def test_every_table_event_has_its_endpoint_inside_the_apps_edge() -> None:
         layers.append(layer)
         layer = getattr(layer, "app", None)
     edge: list[object] = [m.cls for m in app.user_middleware]  # outermost first
-    assert edge == [RequestContextMiddleware, BodyLimit]
+    assert edge == [RequestContextMiddleware, BodyLimit, StandbyGate]
     # As FastAPI's own stack: Starlette's 500 answer outermost, then the same edge.
     assert [type(x) for x in layers] == [ServerErrorMiddleware, *edge, TableEvents]
     route = layers[-1]
