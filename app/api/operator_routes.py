@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
+from pydantic import BaseModel
 
 from app.api.auth import Principal, Tokens
 from app.api.requests import Auth, TableId, read_body, request_body, time_range
@@ -27,6 +29,7 @@ AWARD_COLUMNS = (
     "order", "sequence", "late", "dealt_at", "finalized_at", "kind", "for_box", "target",
 )  # fmt: skip
 AWARD_KINDS = f"^({'|'.join(KINDS)})$"
+Change = Callable[..., Awaitable[JSONResponse]]  # a meter change's endpoint
 
 
 def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
@@ -60,11 +63,18 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
         _, answer = await writer.submit(kind, None, None, body, by=by)
         return JSONResponse(answer)
 
-    @api.put(
-        "/v1/links/{link}/meters/{meter}/seed",
-        tags=["operators"],
-        openapi_extra={"requestBody": request_body(SeedRequest)},
-    )
+    def meter_change(
+        method: str, change: str, model: type[BaseModel]
+    ) -> Callable[[Change], Change]:
+        """The route of a change of one meter (`change`: seed, reset, corrections)."""
+        route = api.put if method == "PUT" else api.post
+        return route(
+            f"/v1/links/{{link}}/meters/{{meter}}/{change}",
+            tags=["operators"],
+            openapi_extra={"requestBody": request_body(model)},
+        )
+
+    @meter_change("PUT", "seed", SeedRequest)
     async def put_seed(
         link: TableId, meter: TableId, request: Request, who: Principal = by_supervisor
     ) -> JSONResponse:
@@ -78,11 +88,7 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
         }
         return await operator_change("seed", change, who.name)
 
-    @api.post(
-        "/v1/links/{link}/meters/{meter}/reset",
-        tags=["operators"],
-        openapi_extra={"requestBody": request_body(ResetRequest)},
-    )
+    @meter_change("POST", "reset", ResetRequest)
     async def post_reset(
         link: TableId, meter: TableId, request: Request, who: Principal = by_supervisor
     ) -> JSONResponse:
@@ -91,11 +97,7 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
             "reset", {"link": link, "meter": meter, "reason": body.reason}, who.name
         )
 
-    @api.post(
-        "/v1/links/{link}/meters/{meter}/corrections",
-        tags=["operators"],
-        openapi_extra={"requestBody": request_body(CorrectionRequest)},
-    )
+    @meter_change("POST", "corrections", CorrectionRequest)
     async def post_correction(
         link: TableId, meter: TableId, request: Request, who: Principal = by_supervisor
     ) -> JSONResponse:
