@@ -27,7 +27,7 @@ from starlette.websockets import WebSocketDisconnect
 from app.api.auth import Principal, Tokens
 from app.api.problems import AuthError
 from app.api.requests import Auth, TableId, time_range
-from app.audit.history import history_aside
+from app.audit.history import HistoryQuery, history_aside
 from app.state.floor_views import TableActivity, floor_view
 from app.writer.writer import Writer
 
@@ -139,7 +139,7 @@ def floor_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
         head, _ = writer.durable_head()
         config = writer.service.config
         return JSONResponse(
-            await history_aside(writer.journal, config, link, meter, start, end, head)
+            await history_aside(writer.journal, config, HistoryQuery(link, meter, start, end, head))
         )
 
 

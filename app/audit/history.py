@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -30,16 +31,23 @@ from jackpot.snapshot import loads_exact
 MAX_POINTS = 2_000  # beyond it the points are thinned, each bucket's low and high kept
 
 
+@dataclass(frozen=True, slots=True)
+class HistoryQuery:
+    """One meter's entries recorded in [start, end) (ms), up to entry `upto_seq`."""
+
+    link: str
+    meter: str
+    start: int
+    end: int
+    upto_seq: int
+
+
 async def meter_history(
-    journal: Journal,
-    config: FloorConfig,
-    link: str,
-    meter: str,
-    start: int,
-    end: int,
-    upto_seq: int,
+    journal: Journal, config: FloorConfig, query: HistoryQuery
 ) -> dict[str, Any]:
-    """Entries recorded in [start, end), up to entry `upto_seq`."""
+    link, meter, start, end, upto_seq = (
+        query.link, query.meter, query.start, query.end, query.upto_seq
+    )  # fmt: skip
     replay = _Replay.at(config, await journal.snapshot_before(start, upto_seq))
     if start > -UNBOUNDED:
         await replay.until(journal, start, upto_seq)
@@ -139,13 +147,7 @@ def _cents(text: str) -> Decimal:
 
 
 async def history_aside(
-    journal: Journal,
-    config: FloorConfig,
-    link: str,
-    meter: str,
-    start: int,
-    end: int,
-    upto_seq: int,
+    journal: Journal, config: FloorConfig, query: HistoryQuery
 ) -> dict[str, Any]:
     """`meter_history` in a forked process with its own connection (as the
     reconciliation: the writer's loop only forks, waits and reads the answer)."""
@@ -153,9 +155,9 @@ async def history_aside(
 
     async def compute() -> dict[str, Any]:
         if dsn is None:  # the in-memory journal (the child's copy), or one without an address
-            return await meter_history(journal, config, link, meter, start, end, upto_seq)
+            return await meter_history(journal, config, query)
         async with read_only_journal(dsn) as own:
-            return await meter_history(own, config, link, meter, start, end, upto_seq)
+            return await meter_history(own, config, query)
 
     if isinstance(journal, PostgresJournal) and dsn is None:
         return await compute()
