@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query, Request, Response
 
 from app.api.auth import Tokens
 from app.api.requests import Auth, RoundId, TableId, table_event, table_request
@@ -27,10 +27,10 @@ def table_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
     # Same checks, same 422 answers; the OpenAPI description is given by `table_event`.
 
     @api.post("/v1/tables/{table}/rounds/{round}/bets", **table_event(BetsRequest))
-    async def post_bets(request: Request) -> JSONResponse:
+    async def post_bets(request: Request) -> Response:
         table, round_id, command = await table_request(request, BetsRequest, tokens)
-        _, answer = await writer.submit("bets", table, round_id, command)
-        return JSONResponse(answer)
+        _, answer = await writer.submit_json("bets", table, round_id, command)
+        return Response(answer, media_type="application/json")
 
     @api.post("/v1/tables/{table}/rounds/{round}/outcome", **table_event(OutcomeRequest))
     async def post_outcome(request: Request) -> JSONResponse:
@@ -42,10 +42,10 @@ def table_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
         return JSONResponse(outcome_answer(service(), table, round_id))
 
     @api.post("/v1/tables/{table}/rounds/{round}/void", **table_event(VoidRequest))
-    async def post_void(request: Request) -> JSONResponse:
+    async def post_void(request: Request) -> Response:
         table, round_id, command = await table_request(request, VoidRequest, tokens)
-        _, answer = await writer.submit("void", table, round_id, command)
-        return JSONResponse(answer)
+        _, answer = await writer.submit_json("void", table, round_id, command)
+        return Response(answer, media_type="application/json")
 
     @api.get("/v1/tables/{table}/rounds/{round}", tags=["tables"])
     async def get_round(

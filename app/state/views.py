@@ -176,11 +176,17 @@ def bets_answer(service: Service, table: str, round_id: str) -> dict[str, Any]:
     rnd = service.floor.round(table, round_id)
     extras = service.extras[(table, round_id)]
     boxes = []
+    # The boxes of a round mostly contribute the same: each amount formatted once (issue 21).
+    texts: dict[int, str] = {}
     for decision in extras.decisions:
         record = rnd.boxes[decision["box"]]
         item: dict[str, Any] = {"box": decision["box"], "jackpot": decision["status"]}
         if decision["status"] == "accepted":
-            item["contribution"] = format_money(record.contribution)
+            amount = record.contribution
+            text = texts.get(amount)
+            if text is None:
+                text = texts[amount] = format_money(amount)
+            item["contribution"] = text
         if decision["reason"]:
             item["reason"] = decision["reason"]
         boxes.append(item)

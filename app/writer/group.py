@@ -12,8 +12,10 @@ from app.writer.errors import Conflict
 from app.writer.ports import Staged
 from jackpot.records import AwardRecord, ResetRecord
 
+# An answer: the JSON text the journal records with the entry, or a dict built now.
+Reply = dict[str, Any] | str
 # How to answer an applied request once its group is committed.
-Answer = Callable[[], tuple[int, dict[str, Any]]]
+Answer = Callable[[], tuple[int, Reply]]
 
 
 @dataclass(slots=True)
@@ -23,7 +25,7 @@ class Submission:
     round: str | None
     body: dict[str, Any]
     by: str | None
-    future: asyncio.Future[tuple[int, dict[str, Any]]]
+    future: asyncio.Future[tuple[int, Reply]]
     # Refused, for a round not in memory: it may be a late retry of a recorded event,
     # which `submit` asks the journal about (the commit loop never waits for that).
     may_be_recorded: bool = False

@@ -12,7 +12,7 @@ from app.store.snapshots import load_service
 from app.writer.announce import Announcer
 from app.writer.chain import GENESIS, body_sha, loads
 from app.writer.errors import Conflict, Unavailable, Unrecorded
-from app.writer.group import Group, Submission
+from app.writer.group import Group, Reply, Submission
 from jackpot.errors import JackpotError
 from jackpot.floor import FinalizeResult, OutcomeResult
 from tables.errors import TablesError
@@ -125,12 +125,12 @@ class Recovery(Announcer):
         self.service.uncommitted = uncommitted
         return Unrecorded(f"{sub.kind} could not be recorded: an internal error; retry it")
 
-    def _recorded(self, sub: Submission, row: JournalRow) -> tuple[int, dict[str, Any]]:
+    def _recorded(self, sub: Submission, row: JournalRow) -> tuple[int, Reply]:
         if row.body_sha256 != body_sha(sub.body):
             self.metrics.event(sub.kind, sub.table, "refused")
             raise sub.conflict()
         self.metrics.event(sub.kind, sub.table, "retry")
-        return 200, loads(row.answer or "{}")
+        return 200, row.answer or "{}"
 
     def _answer_recorded(self, sub: Submission, row: JournalRow) -> None:
         """The journal has this event (a late retry): its first answer, or a 409 if the

@@ -26,18 +26,16 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import Any
 
 from app.state.entries import FinalizeEntry
 from app.store.errors import DuplicateEntry, JournalUnavailable
 from app.store.journal import JournalRow
 from app.writer.answers import answer_of, entry_of, outcome_now, status_of
-from app.writer.chain import body_sha, loads
+from app.writer.chain import body_sha
 from app.writer.errors import AnswerFailed
 from app.writer.group import Answer, Group, Submission
-from app.writer.left_memory import left_memory
-from app.writer.timer import Timer
-from jackpot.errors import JackpotError, UnknownError
+from app.writer.requests import Requests
+from jackpot.errors import JackpotError
 from jackpot.floor import FinalizeResult, OutcomeResult
 from jackpot.records import AwardRecord
 from tables.errors import TablesError
@@ -45,7 +43,7 @@ from tables.errors import TablesError
 log = logging.getLogger("jackpot.writer")
 
 
-class Writer(Timer):
+class Writer(Requests):
     """The writer's loop: take a group, apply it, append its rows, answer, announce."""
 
     __slots__ = ()
@@ -65,58 +63,6 @@ class Writer(Timer):
         if self.snapshot_task is not None:
             with contextlib.suppress(Exception):
                 await self.snapshot_task
-
-    async def submit(
-        self,
-        kind: str,
-        table: str | None,
-        round_id: str | None,
-        body: dict[str, Any],
-        by: str | None = None,
-    ) -> tuple[int, dict[str, Any]]:
-        """Hand a request to the writer; returns (HTTP status, answer) once it is durable."""
-        if self.stopping or self.standby:
-            raise self.closed()
-        future: asyncio.Future[tuple[int, dict[str, Any]]] = (
-            asyncio.get_running_loop().create_future()
-        )
-        sub = Submission(kind, table, round_id, body, by, future)
-        await self.queue.put(sub)
-        try:
-            status, answer = await future
-        except (JackpotError, TablesError) as error:
-            if not sub.may_be_recorded or sub.idem_key is None:
-                raise
-            # A late retry of an event recorded for a round no longer in memory (bets
-            # closed long ago, say) is refused by the state, but the journal has its first
-            # answer. Asked here, after the refusal: a table flooding events for unknown
-            # rounds must not hold up the commits of the others (issue 17, item 6). With
-            # the journal unreachable, that is a 503: it may well be recorded.
-            try:
-                row = await self.lookup(sub.idem_key)
-                unknown = row is None and isinstance(error, UnknownError)
-                left = await left_memory(sub, self.lookup) if unknown else None
-            except JournalUnavailable:
-                self.metrics.unavailable([(sub.kind, sub.table)])
-                raise
-            if row is None:
-                self.metrics.event(sub.kind, sub.table, "refused")
-                if left is not None:
-                    raise left from None
-                raise
-            return self._recorded(sub, row)
-        if not answer and sub.idem_key is not None:
-            row = await self.lookup(sub.idem_key)
-            if row is not None and row.answer is not None:
-                answer = loads(row.answer)
-        return status, answer
-
-    async def lookup(self, idem_key: str) -> JournalRow | None:
-        """The journal's row of an event, for the HTTP handlers. At most `LOOKUPS` at a
-        time: a flood of them must not take every pooled connection, or the writer's
-        commits would queue behind them for one."""
-        async with self.lookups:
-            return await self.journal.lookup(idem_key)
 
     async def _run(self) -> None:
         while True:
@@ -336,10 +282,10 @@ class Writer(Timer):
             links.add(link)
         status = status_of(sub)
         # The state as it is when answered: `_unapply` may have replaced it meanwhile.
-        return lambda: (
-            status,
-            answer if sub.kind != "outcome" else outcome_now(self.service, sub),
-        )
+        # The text journaled (and remembered) is the answer's one encoding: the HTTP
+        # answer sends it as it is (issue 21); an outcome's awards are those of now.
+        text = row.answer or "{}"
+        return lambda: (status, text if sub.kind != "outcome" else outcome_now(self.service, sub))
 
     def _replay_answer(self, sub: Submission, key: str) -> Answer:
         """A retry with the same body gets the first answer (an outcome: with the awards
@@ -348,7 +294,7 @@ class Writer(Timer):
             return lambda: (200, outcome_now(self.service, sub))
         remembered = self.answers.get(key)
         # Not remembered (a restart since): the route reads it from the journal.
-        return lambda: (200, loads(remembered) if remembered is not None else {})
+        return lambda: (200, remembered if remembered is not None else {})
 
     def _unwind(self, group: Group) -> list[Submission]:
         """The group is not committed, nor the one gathered behind it (applied on top of

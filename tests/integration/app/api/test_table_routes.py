@@ -57,6 +57,30 @@ async def test_retry_same_body_gets_first_answer_different_body_409(
     assert meter.json()["value"] == "10000.25"  # counted once
 
 
+@pytest.mark.parametrize("forget", [False, True])
+async def test_a_first_answer_is_the_journaled_text_and_every_retry_its_very_bytes(
+    client: httpx.AsyncClient, clock: Clock, forget: bool
+) -> None:
+    """Issue 21: the answer is encoded once, journaled, and sent as it is, to the first
+    post and to its retries (remembered, or read from the journal: `forget`)."""
+    writer = client._transport.app.state.writer  # type: ignore[attr-defined]
+    body = bets_body(clock, (1, "25.00", "1.00"), (2, "0", "1.00"))
+    first = await client.post("/v1/tables/T01/rounds/R1/bets", json=body, headers=T01)
+    void = {"reason": "foreign card found (5.8.1)", "boxes": [2]}
+    voided = await client.post("/v1/tables/T01/rounds/R1/void", json=void, headers=T01)
+    assert first.status_code == voided.status_code == 200
+    bets_row, void_row = [await writer.lookup(f"T01|R1|{kind}") for kind in ("bets", "void")]
+    assert (first.text, voided.text) == (bets_row.answer, void_row.answer)
+    assert first.headers["content-type"] == voided.headers["content-type"] == "application/json"
+    if forget:
+        writer.answers.clear()
+    again = await client.post("/v1/tables/T01/rounds/R1/bets", json=body, headers=T01)
+    void_again = await client.post("/v1/tables/T01/rounds/R1/void", json=void, headers=T01)
+    assert (again.status_code, again.content) == (200, first.content)
+    assert (void_again.status_code, void_again.content) == (200, voided.content)
+    assert first.json()["meters"] == [{"link": "stud", "meter": "major", "value": "10000.25"}]
+
+
 async def test_money_as_json_number_is_422_naming_the_field(
     client: httpx.AsyncClient, clock: Clock
 ) -> None:

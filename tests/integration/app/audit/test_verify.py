@@ -125,7 +125,8 @@ class Floor:
     ) -> dict[str, Any]:  # fmt: skip
         sub = self.submit(kind, table, round_id, body, by)
         await self.flush()
-        return sub.future.result()[1]
+        answer = sub.future.result()[1]  # a first answer: the text journaled (issue 21)
+        return json.loads(answer) if isinstance(answer, str) else answer
 
     async def later(self, ms: int) -> None:
         """Time passes; the writer finalises what is due (its timer)."""

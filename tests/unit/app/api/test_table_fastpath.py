@@ -31,7 +31,7 @@ async def answer(direct: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[int, st
     async def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("nobody foresaw this")
 
-    monkeypatch.setattr(Writer, "submit", broken)
+    monkeypatch.setattr(Writer, "submit_json", broken)  # what the bets route calls
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     client = httpx.AsyncClient(transport=transport, base_url="http://test")
     async with app.router.lifespan_context(app), client:
