@@ -11,8 +11,8 @@ Two `jackpot serve --role writer` on one embedded PostgreSQL (or DATABASE_URL), 
 - SIGSTOP: the same with the leader frozen (goal: at most lease + 2 s); then SIGCONT, and
   the time until the old leader says it stands by.
 - bets/s (wrk, bench_http's bets script, 64 connections) of one writer with the epoch
-  checked in every append's transaction and without (JACKPOT_UNFENCED_FOR_BENCH=1, the
-  bench's switch), alternating runs.
+  checked in every append's transaction (the journal's trigger) and without it (the
+  trigger disabled on the bench's database for those runs), alternating runs.
 
 To compare two trees, run it with PYTHONPATH set to each (the servers are started with
 this interpreter's `jackpot` and inherit PYTHONPATH).
@@ -32,6 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import asyncpg
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -157,6 +158,22 @@ def takeovers(a: Writer, b: Writer, n: int, how: str) -> tuple[list[float], list
     return times, stepped
 
 
+# (The first writer started migrates the database: the trigger exists from then on.)
+TRIGGER = """DO $$ BEGIN
+  IF EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'journal_fence') THEN
+    ALTER TABLE journal {} TRIGGER journal_fence;
+  END IF;
+END $$"""
+
+
+async def admin(dsn: str, statement: str) -> None:
+    connection = await asyncpg.connect(dsn)
+    try:
+        await connection.execute(statement)
+    finally:
+        await connection.close()
+
+
 def fence_cost(dsn: str, work: Path, seconds: int, runs: int) -> dict[str, list[float]]:
     script = work / "bets.lua"
     script.write_text(f'RUN = "{time.time_ns()}"\n' + BETS_LUA)
@@ -164,7 +181,9 @@ def fence_cost(dsn: str, work: Path, seconds: int, runs: int) -> dict[str, list[
     for i in range(runs * 2):
         mode = "fenced" if i % 2 == 0 else "unfenced"
         writer = Writer(f"bets-{i}", work, dsn, {"JACKPOT_LEASE_MS": "3000"})
-        writer.start(**({"JACKPOT_UNFENCED_FOR_BENCH": "1"} if mode == "unfenced" else {}))
+        trigger = "ENABLE" if mode == "fenced" else "DISABLE"
+        asyncio.run(admin(dsn, TRIGGER.format(trigger)))
+        writer.start()
         try:
             until(lambda: writer.role() == "leader")  # noqa: B023
             script.write_text(f'RUN = "{time.time_ns()}"\n' + BETS_LUA)

@@ -161,7 +161,6 @@ def _leadership(
 
     journal = resources.journal
     assert isinstance(journal, PostgresJournal)
-    journal.unfenced_for_bench = settings.unfenced_for_bench
     holder = f"{socket.gethostname()}:{os.getpid()}:{settings.port}"
     lease = PostgresLease(resources.pool, holder, settings.lease_ms)
 

@@ -69,6 +69,3 @@ class Settings(BaseSettings):
     # standby takes over this long after the leader's last renewal, by the database's
     # clock; the leader renews every third of it.
     lease_ms: int = Field(default=3_000, ge=100)
-    # bench/bench_failover.py only: appends without the epoch check, to measure its cost.
-    # Never in production: a deposed writer could then commit beside the leader.
-    unfenced_for_bench: bool = False

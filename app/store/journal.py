@@ -187,8 +187,9 @@ _UNAVAILABLE: tuple[type[BaseException], ...] = (
 )
 UNAVAILABLE = _UNAVAILABLE  # the same for the writer's lease (app/store/lease.py)
 
-# What `jackpot_fence` raises when the lease's epoch is not ours (alembic/versions/0003).
-_DEPOSED = "JP001"
+# What the journal's fence raises (alembic/versions/0004): the lease's epoch is not ours;
+# an append without an epoch while a writer has led.
+_DEPOSED, _NO_EPOCH = "JP001", "JP002"
 
 
 class PostgresJournal:
@@ -207,10 +208,10 @@ class PostgresJournal:
         self.dsn = dsn
         self._owns_pool = owns_pool
         # The epoch of the lease this writer holds (app/store/lease.py): every append
-        # checks it in its own transaction. None: unfenced (one writer, tests, tools).
+        # checks it in its own transaction. None: no epoch (tests and tools on a database
+        # where no writer ever led). Which epoch each session (by server pid) was given.
         self.fence: int | None = None
-        # The bench's switch (bench/bench_failover.py): measure appends without the check.
-        self.unfenced_for_bench = False
+        self._epochs: dict[int, int] = {}
         # A database that hangs must turn into a 503, not into requests waiting for ever.
         self._timeout = timeout
         self._closed = False
@@ -242,48 +243,30 @@ class PostgresJournal:
             # (all or nothing). No BEGIN and COMMIT around it: two round trips fewer.
             # COPY, not executemany: the same at 1 row (the fsync dominates), 1.0-1.3x at
             # 64 rows, about 2x at 512 (bench/bench_journal.py, embedded PG 16).
+            # The journal's trigger checks the session's epoch against the lease's in
+            # that same transaction (alembic/versions/0004).
             async with self._pool.acquire(timeout=self._timeout) as connection:
-                if self.fence is None or self.unfenced_for_bench:
-                    await connection.copy_records_to_table(
-                        "journal", records=records, columns=_COLUMNS, timeout=self._timeout
+                pid = connection.get_server_pid()
+                if self.fence is not None and self._epochs.get(pid) != self.fence:
+                    await connection.execute(
+                        "SELECT set_config('jackpot.epoch', $1, false)",
+                        str(self.fence),
+                        timeout=self._timeout,
                     )
-                else:
-                    await self._fenced(connection, self.fence, records)
+                    self._epochs[pid] = self.fence
+                await connection.copy_records_to_table(
+                    "journal", records=records, columns=_COLUMNS, timeout=self._timeout
+                )
         except asyncpg.UniqueViolationError as error:
             raise DuplicateEntry(error.detail or str(error)) from error
         except _UNAVAILABLE as error:
             raise JournalUnavailable(f"journal write failed: {error!r}") from error
         except asyncpg.PostgresError as error:
-            if error.sqlstate == _DEPOSED:
+            if error.sqlstate == _DEPOSED or (error.sqlstate == _NO_EPOCH and self.fence is None):
                 raise Deposed(str(error)) from error
-            raise
-
-    async def _fenced(
-        self,
-        connection: asyncpg.pool.PoolConnectionProxy[asyncpg.Record],
-        epoch: int,
-        records: list[tuple[Any, ...]],
-    ) -> None:
-        """The COPY in a transaction that first checks the lease's epoch is ours, holding
-        FOR KEY SHARE on its row until the commit (alembic/versions/0003): a takeover
-        commits either after this commit or before this check, which then fails. Three
-        round trips where the unfenced COPY takes one: BEGIN and the check go as one
-        simple query (the epoch is an int of ours, not input), then COPY, then COMMIT;
-        measured against the unfenced append by bench/bench_failover.py."""
-        try:
-            await connection.execute(
-                f"BEGIN; SELECT jackpot_fence({int(epoch)})", timeout=self._timeout
-            )
-            await connection.copy_records_to_table(
-                "journal", records=records, columns=_COLUMNS, timeout=self._timeout
-            )
-            await connection.execute("COMMIT", timeout=self._timeout)
-        except BaseException:
-            # Not back to the pool inside a failed transaction (a broken connection is
-            # dropped by the pool anyway).
-            if not connection.is_closed() and connection.is_in_transaction():
-                with contextlib.suppress(Exception):
-                    await connection.execute("ROLLBACK", timeout=self._timeout)
+            if error.sqlstate == _NO_EPOCH:  # a new session under a known pid: set it next time
+                self._epochs.clear()
+                raise JournalUnavailable(f"journal write failed: {error!r}") from error
             raise
 
     async def _fetchrow(self, query: str, *args: Any) -> Any:

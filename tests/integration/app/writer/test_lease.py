@@ -120,8 +120,9 @@ async def test_a_takeover_waits_for_an_append_in_flight_and_the_next_append_fail
     assert await a.acquire() is not None
     await expire(pool)
     async with pool.acquire() as appending:
-        # An append of epoch 1 has checked its epoch and not yet committed.
-        await appending.execute("BEGIN; SELECT jackpot_fence(1)")
+        # An append of epoch 1 has been checked by the journal's trigger, not yet committed.
+        await appending.execute("SELECT set_config('jackpot.epoch', '1', false)")
+        await appending.execute("BEGIN")
         await appending.execute(
             "INSERT INTO journal (seq, recorded_at_ms, kind, entry, hash)"
             " VALUES (1, 0, 'x', '{}', 'h')"
@@ -162,6 +163,43 @@ async def test_an_append_that_checks_after_a_takeover_committed_fails(pool: asyn
         await asyncio.wait_for(append, 5)
     assert await journal_seqs(pool) == []
     assert await b.acquire() is not None  # the manual takeover left it expired: epoch 3
+
+
+async def test_an_append_without_an_epoch_is_refused_once_a_writer_has_led(
+    pool: asyncpg.Pool,
+) -> None:
+    unfenced = PostgresJournal(pool)
+    await unfenced.append([row(1)])  # no writer ever led: tools and tests may append
+    assert await PostgresLease(pool, "a", LEASE_MS).acquire() is not None
+    with pytest.raises(Deposed):  # a process that never took the lease writes nothing
+        await unfenced.append([row(2)])
+    with pytest.raises(asyncpg.PostgresError) as raw:  # nor does a bare INSERT
+        await pool.execute(
+            "INSERT INTO journal (seq, recorded_at_ms, kind, entry, hash)"
+            " VALUES (2, 0, 'x', '{}', 'h')"
+        )
+    assert raw.value.sqlstate == "JP002"
+    assert await journal_seqs(pool) == [1]
+
+
+async def test_the_epoch_is_set_once_per_session_and_again_after_a_takeover(
+    pool: asyncpg.Pool,
+) -> None:
+    a, b = PostgresLease(pool, "a", LEASE_MS), PostgresLease(pool, "b", LEASE_MS)
+    journal = PostgresJournal(pool)
+    term = await a.acquire()
+    assert term is not None
+    journal.fence = term.epoch
+    for seq in (1, 2, 3):  # the pool's connections each given the epoch once
+        await journal.append([row(seq)])
+    await expire(pool)
+    taken = await b.acquire()
+    assert taken is not None
+    with pytest.raises(Deposed):  # the sessions still carry the old epoch
+        await journal.append([row(4)])
+    journal.fence = taken.epoch  # a takeover by this process: the new epoch is set
+    await journal.append([row(4)])
+    assert await journal_seqs(pool) == [1, 2, 3, 4]
 
 
 # -- two contenders, any interleaving ------------------------------------------------------
