@@ -36,6 +36,7 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.websockets import WebSocketDisconnect, WebSocketState
 
 from app.display.broadcaster import Broadcaster, Subscription
+from app.display.frames import SINK
 
 STATIC = Path(__file__).resolve().parent / "static"
 PROBLEM = "application/problem+json"
@@ -71,6 +72,9 @@ def display_router(broadcaster: Broadcaster, *, display_token: str | None = None
         except KeyError:
             await websocket.close(4404, close_reason(f"unknown link {link!r}"))
             return
+        sink = websocket.scope.get("extensions", {}).get(SINK)
+        if sink is not None:  # served by DisplayWebSocketProtocol: no queue, no task wake-ups
+            subscription.attach(sink)
         await _serve(websocket, subscription)
 
     @router.get("/display/{link}", response_model=None)
