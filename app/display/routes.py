@@ -15,11 +15,12 @@
   server), or `?token=`, which it then moves into the fragment. Its script and style
   are `GET /static/display.js` and `/static/display.css`.
 
-Serving thousands of displays from one process (bench/bench_displays.py): run uvicorn
-with `ws_per_message_deflate=False` (compressing every copy costs more than sending
-it), and raise the collector's thresholds (`gc.set_threshold(50_000, 20, 100)`) or
-`gc.freeze()` once displays are connected: with 3,000 open websockets a full
-collection walks every connection's objects and stalls the loop for ~0.4 s.
+Serving thousands of displays from one process (bench/bench_displays.py): serve with
+`uvicorn_config` (app/cli/serving.py): `DisplayWebSocketProtocol` lets the fan-out write
+each message's frame straight to every socket, `ws_per_message_deflate=False`
+(compressing every copy costs more than sending it), and the collector's raised
+thresholds (with 3,000 open websockets a full collection walks every connection's
+objects and stalls the loop).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.websockets import WebSocketDisconnect, WebSocketState
 
 from app.display.broadcaster import Broadcaster, Subscription
+from app.display.frames import SINK
 
 STATIC = Path(__file__).resolve().parent / "static"
 PROBLEM = "application/problem+json"
@@ -71,6 +73,9 @@ def display_router(broadcaster: Broadcaster, *, display_token: str | None = None
         except KeyError:
             await websocket.close(4404, close_reason(f"unknown link {link!r}"))
             return
+        sink = websocket.scope.get("extensions", {}).get(SINK)
+        if sink is not None:  # served by DisplayWebSocketProtocol: no queue, no task wake-ups
+            subscription.attach(sink)
         await _serve(websocket, subscription)
 
     @router.get("/display/{link}", response_model=None)

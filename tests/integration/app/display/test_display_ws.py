@@ -21,6 +21,7 @@ from app.api.application import create_app
 from app.config.floor_file import load_floor
 from app.config.settings import Settings
 from app.display.broadcaster import Broadcaster, MemoryBackend
+from app.display.frames import DisplayWebSocketProtocol
 from app.display.routes import display_router
 from app.store.journal import JournalRow, MemoryJournal
 from tests.integration.app.support import KeptJournal
@@ -40,7 +41,11 @@ class Served:
 
 @contextlib.asynccontextmanager
 async def serve(
-    *, display_token: str | None = None, queue_size: int = 256, meters: int = 2
+    *,
+    display_token: str | None = None,
+    queue_size: int = 256,
+    meters: int = 2,
+    ws: str | type[asyncio.Protocol] = "auto",
 ) -> AsyncIterator[Served]:
     broadcaster = Broadcaster(MemoryBackend(), coalesce_ms=10, queue_size=queue_size, ping_s=QUIET)
     names = [("major", "Major"), ("minor", "Minor")][:meters] or []
@@ -55,6 +60,7 @@ async def serve(
         port=0,
         log_level="warning",
         lifespan="off",
+        ws=ws,
         ws_per_message_deflate=False,
     )
     server = uvicorn.Server(config)
@@ -70,9 +76,14 @@ async def serve(
         await task
 
 
-@pytest.fixture
-async def served() -> AsyncIterator[Served]:
-    async with serve() as s:
+# uvicorn's own websockets (the queue and a send per message, as under any ASGI server)
+# and `jackpot serve`'s, whose frames the fan-out writes straight to the socket.
+WS = pytest.mark.parametrize("protocol", ["auto", DisplayWebSocketProtocol], ids=["asgi", "direct"])
+
+
+@pytest.fixture(params=["auto", DisplayWebSocketProtocol], ids=["asgi", "direct"])
+async def served(request: pytest.FixtureRequest) -> AsyncIterator[Served]:
+    async with serve(ws=request.param) as s:
         yield s
 
 
@@ -143,9 +154,12 @@ async def test_every_display_receives_the_same_stream(served: Served) -> None:
             await ws.close()
 
 
-async def test_a_display_that_never_reads_is_dropped_and_the_others_get_everything() -> None:
+@WS
+async def test_a_display_that_never_reads_is_dropped_and_the_others_get_everything(
+    protocol: str | type[asyncio.Protocol],
+) -> None:
     # Big messages (200 meters) so the stalled client's socket buffers fill quickly.
-    async with serve(queue_size=16, meters=200) as served:
+    async with serve(queue_size=16, meters=200, ws=protocol) as served:
         b = served.broadcaster
         stalled = await connect(served.ws(), compression=None, max_queue=1)
         readers = [await connect(served.ws(), compression=None) for _ in range(2)]
