@@ -52,7 +52,8 @@ from app.audit.verifier import Verifier  # noqa: E402
 from app.audit.verify import verify  # noqa: E402
 from app.state.floor_state import FloorConfig, Service, TableConfig  # noqa: E402
 from app.store.database import create_pool, migrate, start_embedded  # noqa: E402
-from app.store.journal import JournalRow, PostgresJournal, pack, unpack_bytes  # noqa: E402
+from app.store.journal import JournalRow, PostgresJournal  # noqa: E402
+from app.store.packing import pack, unpack_bytes  # noqa: E402
 from app.writer.group import Submission  # noqa: E402
 from app.writer.writer import Writer  # noqa: E402
 from jackpot.config import LinkConfig, MeterConfig, Timing  # noqa: E402

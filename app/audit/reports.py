@@ -26,7 +26,8 @@ from app.state.floor_state import FloorConfig, Service
 from app.state.timefmt import format_time
 from app.store.chain import GENESIS
 from app.store.errors import JournalUnavailable
-from app.store.journal import Journal, PostgresJournal, read_only_journal, unpack_bytes
+from app.store.journal import Journal, PostgresJournal, read_only_journal
+from app.store.packing import unpack_bytes
 from app.store.snapshots import load_service, run_aside
 from jackpot.floor import Floor
 from jackpot.money import format_exact, format_money

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from app.state.floor_state import RoundExtras, Service
-from app.store.journal import pack
+from app.store.packing import pack
 from jackpot import snapshot
 from jackpot.snapshot import canonical_json
 

@@ -7,7 +7,8 @@ import logging
 from typing import Any
 
 from app.state.entries import entry_from_dict
-from app.store.journal import JournalRow, unpack_bytes
+from app.store.journal import JournalRow
+from app.store.packing import unpack_bytes
 from app.store.snapshots import load_service
 from app.writer.announce import Announcer
 from app.writer.chain import GENESIS, body_sha, loads

@@ -17,7 +17,8 @@ from app.audit.reports import Reports, reconciliation
 from app.config.floor_config import floor_config
 from app.config.floor_file import load_floor
 from app.state.floor_state import FloorConfig, Service
-from app.store.journal import JournalRow, MemoryJournal, pack
+from app.store.journal import JournalRow, MemoryJournal
+from app.store.packing import pack
 from app.store.snapshots import dump_text
 from app.writer.writer import Writer
 from jackpot.reconcile import Ledger, reconcile

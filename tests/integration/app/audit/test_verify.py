@@ -35,7 +35,8 @@ from app.audit.verify import verify
 from app.cli.audit import main_verify
 from app.state.floor_state import FloorConfig, Service, TableConfig
 from app.state.views import round_view
-from app.store.journal import JournalRow, MemoryJournal, PostgresJournal, pack
+from app.store.journal import JournalRow, MemoryJournal, PostgresJournal
+from app.store.packing import pack
 from app.store.snapshots import dump_service
 from app.writer.group import Submission
 from app.writer.writer import Writer

@@ -11,7 +11,8 @@ import pytest
 
 from app.store.database import create_pool, migrate, start_embedded
 from app.store.errors import DuplicateEntry, JournalUnavailable
-from app.store.journal import Journal, JournalRow, MemoryJournal, PostgresJournal, pack
+from app.store.journal import Journal, JournalRow, MemoryJournal, PostgresJournal
+from app.store.packing import pack
 
 
 def row(seq: int, key: str | None = "default", *, entry: str | None = None) -> JournalRow:

@@ -19,7 +19,7 @@ from app.config.floor_config import floor_config
 from app.config.floor_file import load_floor
 from app.config.settings import Settings
 from app.state.floor_state import Service
-from app.store.journal import unpack_bytes
+from app.store.packing import unpack_bytes
 from app.store.snapshots import dump_packed_aside, dump_text
 from app.writer.chain import GENESIS
 from app.writer.writer import Writer
