@@ -121,9 +121,11 @@ class RedisBackend:
 
     async def stop(self) -> None:
         for task in (self._task, self._relay_task):
-            if task is not None:
+            # redis-py (8.1) can swallow a cancellation that lands in a pipeline's
+            # execute: the loop then waits for a wake that never comes. Cancel again.
+            while task is not None and not task.done():
                 task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
+                await asyncio.wait({task}, timeout=0.1)
         self._task = self._relay_task = None
         if self._redis is not None:
             with contextlib.suppress(*_FAILURES):
