@@ -70,9 +70,11 @@ async def test_a_standby_writers_screen_follows_the_leader_and_then_the_standby_
         assert first["type"] == "snapshot" and first["meters"][0]["value"] == "10000.00"
 
         a.meters("stud", {"major": "10000.25"})  # the leader's, through Redis to b's screen
-        relayed = await next_message(on_b)
-        assert relayed["type"] == "meters" and relayed["seq"] == first["seq"] + 1
-        assert relayed["meters"][0]["value"] == "10000.25"
+        a.win("stud", {"state": "final", "award_id": "A1", "amount": "500.00"})
+        meters, relayed = await next_message(on_b), await next_message(on_b)
+        assert meters["type"] == "meters" and meters["seq"] == first["seq"] + 1
+        assert meters["meters"][0]["value"] == "10000.25"
+        assert relayed["type"] == "win" and relayed["seq"] == first["seq"] + 2
 
         on_a = a.subscribe("stud")
         assert (await next_message(on_a))["seq"] == relayed["seq"]
@@ -83,6 +85,7 @@ async def test_a_standby_writers_screen_follows_the_leader_and_then_the_standby_
         b.lead(base, {"stud": {"major": "10000.25"}})
         taken = await next_message(on_b)
         assert taken["type"] == "snapshot" and taken["seq"] == base + 1
+        assert [w["award_id"] for w in taken["recent_wins"]] == ["A1"]  # kept, relayed
         a.meters("stud", {"major": "99999.99"})  # late, from the deposed one: goes nowhere
         b.meters("stud", {"major": "10000.50"})
         # a's own screen follows b now, through Redis: the new snapshot, then b's meters.
