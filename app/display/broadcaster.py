@@ -177,6 +177,7 @@ class Broadcaster:
             state.seq = max(base_seq, state.seq)
             state.pending.clear()  # the new leader announces those still pending
             state.status, state.detail = "ok", ""
+            state.local_status = None  # degraded while relaying as a standby: not ours now
             state.values.update(values.get(state.link, {}))
             self._originate(state, {**state.snapshot_message(), "seq": 0})
 
@@ -217,7 +218,10 @@ class Broadcaster:
         return None if state is None else self._snapshot_text(state)
 
     def receive(self, link: str, text: str) -> bool:
-        """Display role: one message from the writer. False: a gap, resync the link."""
+        """Display role, or a standby writer: one message from the leading writer. False:
+        a gap, resync the link."""
+        if self.originates():
+            return True  # we lead now: what the relay still had in hand is the old leader's
         message = json.loads(text)
         state = self._links.get(link)
         if state is None:
@@ -237,7 +241,10 @@ class Broadcaster:
         return True
 
     def restore(self, link: str, text: str) -> None:
-        """Display role: the link's stored state; local clients get it as a snapshot."""
+        """Display role, or a standby writer: the link's stored state; local clients get it
+        as a snapshot."""
+        if self.originates():
+            return  # we lead: the stored state is ours, or the old leader's
         message = json.loads(text)
         state = self._links.get(link)
         if state is None:
@@ -249,7 +256,10 @@ class Broadcaster:
         self._fan_out(state, self._snapshot_text(state))
 
     def feed_lost(self, detail: str) -> None:
-        """Display role: the writer's feed is gone; tell local clients (seq unchanged)."""
+        """Display role, or a standby writer: the leader's feed is gone; tell local
+        clients (seq unchanged)."""
+        if self.originates():
+            return
         for state in self._links.values():
             self._degrade(state, detail)
 

@@ -19,6 +19,10 @@ process, fanned out by the Broadcaster to its local bounded queues (encode/broad
 style, but bounded). On (re)connect: subscribe, wait until the subscription is active,
 then read every stored state and hand it over as a fresh snapshot.
 
+A standby writer (issue 19) still serves the display routes: while it does not lead
+(`Feed.originates`) it relays the leader's stream to its own screens as a display
+process does, and stops relaying once it leads (its `lead` starts every link afresh).
+
 What a display process takes from Redis is checked before it reaches a screen: a value
 that is not UTF-8, not JSON, not one of the writer's messages for that link (see
 `well_formed`), or not signed, is counted (`stats["rejected"]`) and skipped; the relay
@@ -54,6 +58,7 @@ _KINDS = frozenset({"snapshot", "meters", "win", "status", "ping"})
 # A snapshot of a link with a hundred meters and 25 recent wins is under 64 KiB.
 MAX_MESSAGE_BYTES = 1 << 20
 _MAC_HEX = 64  # hex digits of an HMAC-SHA256
+STANDBY_POLL_S = 0.2  # a leading writer checks this often whether it stands by again
 
 
 class RedisBackend:
@@ -91,6 +96,7 @@ class RedisBackend:
         self._feed: Feed | None = None
         self._redis: aioredis.Redis | None = None
         self._task: asyncio.Task[None] | None = None
+        self._relay_task: asyncio.Task[None] | None = None  # writer role: while a standby
 
     async def start(self, feed: Feed) -> None:
         self._feed = feed
@@ -109,13 +115,18 @@ class RedisBackend:
         )
         run = self._write_loop if self.role == "writer" else self._read_loop
         self._task = asyncio.create_task(run(), name=f"redis-broadcast-{self.role}")
+        if self.role == "writer":
+            self._relay_task = asyncio.create_task(self._standby_loop(), name="redis-standby")
         self._wake.set()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-            self._task = None
+        for task in (self._task, self._relay_task):
+            # redis-py (8.1) can swallow a cancellation that lands in a pipeline's
+            # execute: the loop then waits for a wake that never comes. Cancel again.
+            while task is not None and not task.done():
+                task.cancel()
+                await asyncio.wait({task}, timeout=0.1)
+        self._task = self._relay_task = None
         if self._redis is not None:
             with contextlib.suppress(*_FAILURES):
                 await self._redis.aclose()
@@ -184,9 +195,22 @@ class RedisBackend:
     def request_resync(self, link: str) -> None:
         self._resync.add(link)
 
+    async def _standby_loop(self) -> None:
+        """Writer role: relay the leader's stream to our screens while we stand by."""
+        assert self._feed is not None
+        while True:
+            if self._feed.originates():
+                await asyncio.sleep(STANDBY_POLL_S)
+            else:
+                await self._read_loop()  # returns once we lead
+
+    def _relaying(self) -> bool:
+        assert self._feed is not None
+        return self.role == "display" or not self._feed.originates()
+
     async def _read_loop(self) -> None:
         retry_s = 0.2
-        while True:
+        while self._relaying():
             try:
                 await self._relay()
             except Exception as exc:  # noqa: BLE001 - the relay must outlive anything
@@ -229,6 +253,8 @@ class RedisBackend:
                     links, self._resync = self._resync, set()
                     await self._restore(links)
                 message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+                if not self._relaying():
+                    return  # a standby writer that now leads
                 if message is None or message.get("type") != "pmessage":
                     continue
                 channel = _text(message["channel"])
