@@ -83,17 +83,17 @@ def pg_dsn() -> Iterator[str]:
 def fresh_dsn(pg_dsn: str) -> Iterator[str]:
     """An empty database of its own for one test, migrated to head; dropped afterwards."""
     name = f"test_{uuid.uuid4().hex}"
-    run_blocking(_admin(pg_dsn, f'CREATE DATABASE "{name}"'))
+    run_blocking(admin(pg_dsn, f'CREATE DATABASE "{name}"'))
     try:
         dsn = with_database(pg_dsn, name)
         run_blocking(migrate(dsn))
         yield dsn
     finally:
         # FORCE: a test that failed half-way may have left connections open.
-        run_blocking(_admin(pg_dsn, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        run_blocking(admin(pg_dsn, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
-async def _admin(dsn: str, statement: str) -> None:
+async def admin(dsn: str, statement: str) -> None:
     connection = await asyncpg.connect(dsn)
     try:
         await connection.execute(statement)

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,9 @@ JACKPOT = str(Path(sys.executable).parent / "jackpot")
 TOKENS = {"T01": "demo-table-T01", "T02": "demo-table-T02"}
 OPERATOR = {"Authorization": "Bearer demo-operator"}
 LEASE_MS = 1_000
+TAKEOVER_S = 20.0  # the tests' bound; bench_failover measures the goal (5 s)
+SEED = Decimal("10000.00")  # the demo's major meter (stud link)
+SHARE = Decimal("0.25")  # of each box's 1.00 jackpot wager, to the major meter
 
 
 def free_port() -> int:

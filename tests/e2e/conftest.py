@@ -15,14 +15,13 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import asyncpg
 import httpx
 import pytest
 from playwright.async_api import Browser, async_playwright
 
 from app.config.demo import DEMO_FLOOR
 from app.store.database import with_database
-from tests.conftest import run_blocking
+from tests.conftest import admin, run_blocking
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -51,14 +50,6 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-async def _admin(dsn: str, statement: str) -> None:
-    connection = await asyncpg.connect(dsn)
-    try:
-        await connection.execute(statement)
-    finally:
-        await connection.close()
-
-
 def demo_floor(target: Path) -> Path:
     """The demo floor with dual control on and a link named with markup."""
     text = DEMO_FLOOR.read_text().replace("dual_control = false", "dual_control = true")
@@ -83,7 +74,7 @@ def server(pg_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Se
         pytest.skip("no /usr/bin/chromium: install it with `apt-get install -y chromium`")
     folder = tmp_path_factory.mktemp("console")
     name = f"test_{uuid.uuid4().hex}"
-    run_blocking(_admin(pg_dsn, f'CREATE DATABASE "{name}"'))
+    run_blocking(admin(pg_dsn, f'CREATE DATABASE "{name}"'))
     env = _environment(with_database(pg_dsn, name))
     floor, port, log = demo_floor(folder / "floor.toml"), free_port(), folder / "server.log"
     exe = [sys.executable, "-m", "app.cli"]
@@ -118,7 +109,7 @@ def server(pg_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Se
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait()
-        run_blocking(_admin(pg_dsn, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        run_blocking(admin(pg_dsn, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 @pytest.fixture

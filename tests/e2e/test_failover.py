@@ -32,6 +32,9 @@ from tests.e2e.cluster import (
     JACKPOT,
     LEASE_MS,
     OPERATOR,
+    SEED,
+    SHARE,
+    TAKEOVER_S,
     TOKENS,
     Writer,
     bets_body,
@@ -42,10 +45,6 @@ from tests.e2e.cluster import (
 )
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-
-TAKEOVER_S = 20.0  # the test's bound; bench_failover measures the goal (5 s)
-SEED = Decimal("10000.00")  # the demo's major meter
-SHARE = Decimal("0.25")  # of each box's 1.00 jackpot wager, to the major meter
 
 
 @pytest.fixture

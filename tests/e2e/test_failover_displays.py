@@ -33,6 +33,9 @@ from websockets.exceptions import ConnectionClosed
 from tests.e2e.cluster import (
     LEASE_MS,
     OPERATOR,
+    SEED,
+    SHARE,
+    TAKEOVER_S,
     Writer,
     bets_body,
     floor_file,
@@ -44,10 +47,7 @@ from tests.e2e.test_topology import Process, free_port, major, reconnect
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-TAKEOVER_S = 20.0  # the test's bound; bench_failover measures the goal (5 s)
 WAIT_S = 30.0  # the bound of every wait for what a screen shows
-SEED = Decimal("10000.00")  # the demo's major meter (stud link)
-SHARE = Decimal("0.25")  # of each box's 1.00 jackpot wager, to the major meter
 SECRET = "failover-displays-secret"  # as compose: the writers sign, the display checks
 WS_PATH = "/v1/links/stud/ws"
 
