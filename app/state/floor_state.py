@@ -32,39 +32,18 @@ from app.state.entries import (
     entry_from_dict,
 )
 from app.state.entries import idempotency_key as idempotency_key
+from app.state.floor_data import FloorConfig as FloorConfig
+from app.state.floor_data import RoundExtras as RoundExtras
+from app.state.floor_data import TableConfig as TableConfig
 from app.state.kinds import KINDS
-from app.state.kinds import RoundExtras as RoundExtras
 from jackpot.commands import SEMANTICS
-from jackpot.config import LinkConfig, Timing
 from jackpot.errors import ClockSkewError, OpenRoundsLimitError, UnknownError
 from jackpot.floor import Floor, Result, check_awaits_outcome
 from jackpot.money import Money
-from tables.bets import BetDecision, BoxBet, RandomSource, TableSettings, check_bets, draw
+from tables.bets import BetDecision, BoxBet, RandomSource, check_bets, draw
 from tables.cards import parse_hand
 from tables.hands import BoxHand, DealerHand
 from tables.settle import FixedClaim, settle
-
-
-@dataclass(frozen=True, slots=True)
-class TableConfig:
-    id: str
-    link: str | None
-    settings: TableSettings
-
-
-@dataclass(frozen=True, slots=True)
-class FloorConfig:
-    currency: str
-    timing: Timing
-    links: tuple[LinkConfig, ...]
-    tables: Mapping[str, TableConfig]
-    # A supervisor's change is only a proposal until a different supervisor approves it.
-    dual_control: bool = False
-    # Settled rounds stay in memory this long (then the journal answers for them).
-    retain_ms: int = 900_000
-    # A table may hold this many rounds with bets and no outcome or void; beyond it, its
-    # bets are refused (409) until some settle, are void or expire (jackpot/expiry.py).
-    max_open_rounds: int = 1_000
 
 
 @dataclass(slots=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from msgspec import to_builtins
 
@@ -31,6 +31,7 @@ from app.state.entries import (
     entry_from_dict,
     idempotency_key,
 )
+from app.state.floor_data import FloorData, RoundExtras
 from app.state.operator_views import operator_answer
 from app.state.views import bets_answer, outcome_answer, void_answer
 from jackpot.errors import StateConflictError, UnknownError
@@ -38,19 +39,6 @@ from jackpot.floor import FinalizeResult, Result, VoidResult
 from jackpot.money import format_money
 from jackpot.operator_changes import check_change
 from tables.bets import RandomSource
-
-if TYPE_CHECKING:
-    from app.state.floor_state import Service
-
-
-@dataclass(slots=True)
-class RoundExtras:
-    """What the state keeps of a round beyond the core's record: for GET and audits."""
-
-    boxes: list[dict[str, Any]]  # the bets as posted (money in micro-units)
-    decisions: list[dict[str, Any]]
-    draws: dict[str, Any] | None
-    hands: dict[str, Any] | None = None
 
 
 class Request(Protocol):
@@ -63,8 +51,8 @@ class Request(Protocol):
     by: str | None
 
 
-Prepare = Callable[["Service", Request, int, RandomSource], Entry]
-Answer = Callable[["Service", Any, Any], dict[str, Any]]
+Prepare = Callable[[FloorData, Request, int, RandomSource], Entry]
+Answer = Callable[[FloorData, Any, Any], dict[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +62,7 @@ class Kind:
     request (None: the writer's timer makes it); `answer` is the request's answer
     from the state the entry leaves and its result (None: it answers no one)."""
 
-    apply: Callable[[Service, Any], Result]
+    apply: Callable[[FloorData, Any], Result]
     prepare: Prepare | None = None
     answer: Answer | None = None
     status: int = 200  # the HTTP status of a first answer
@@ -88,11 +76,11 @@ def _round(request: Request) -> tuple[str, str]:
     return request.table, request.round
 
 
-def _prepare_bets(service: Service, r: Request, now: int, rng: RandomSource) -> Entry:
+def _prepare_bets(service: FloorData, r: Request, now: int, rng: RandomSource) -> Entry:
     return service.prepare_bets(*_round(r), r.body, now, rng)
 
 
-def _apply_bets(service: Service, entry: BetsEntry) -> Result:
+def _apply_bets(service: FloorData, entry: BetsEntry) -> Result:
     result = service.floor.apply(entry.command(service.table(entry.table).link))
     service.extras[(entry.table, entry.round)] = RoundExtras(
         to_builtins(entry.boxes), to_builtins(entry.decisions), to_builtins(entry.draws)
@@ -100,26 +88,26 @@ def _apply_bets(service: Service, entry: BetsEntry) -> Result:
     return result
 
 
-def _prepare_outcome(service: Service, r: Request, now: int, rng: RandomSource) -> Entry:
+def _prepare_outcome(service: FloorData, r: Request, now: int, rng: RandomSource) -> Entry:
     return service.prepare_outcome(*_round(r), r.body, now)
 
 
-def _apply_outcome(service: Service, entry: OutcomeEntry) -> Result:
+def _apply_outcome(service: FloorData, entry: OutcomeEntry) -> Result:
     result = service.floor.apply(entry.command())
     hands = {"boxes": to_builtins(entry.boxes), "dealer": to_builtins(entry.dealer)}
     service.extras[(entry.table, entry.round)].hands = hands
     return result
 
 
-def _prepare_void(service: Service, r: Request, now: int, rng: RandomSource) -> Entry:
+def _prepare_void(service: FloorData, r: Request, now: int, rng: RandomSource) -> Entry:
     return service.prepare_void(*_round(r), r.body, now)
 
 
-def _apply_void(service: Service, entry: VoidEntry) -> Result:
+def _apply_void(service: FloorData, entry: VoidEntry) -> Result:
     return service.floor.apply(entry.command())
 
 
-def _void_answer(service: Service, entry: VoidEntry, result: Any) -> dict[str, Any]:
+def _void_answer(service: FloorData, entry: VoidEntry, result: Any) -> dict[str, Any]:
     assert isinstance(result, VoidResult)
     return void_answer(service, entry.table, entry.round, list(result.reversed))
 
@@ -127,7 +115,7 @@ def _void_answer(service: Service, entry: VoidEntry, result: Any) -> dict[str, A
 # -- the writer's timer: finalize, expire ---------------------------------------------
 
 
-def _apply_finalize(service: Service, entry: FinalizeEntry) -> Result:
+def _apply_finalize(service: FloorData, entry: FinalizeEntry) -> Result:
     result = service.floor.apply(entry.command())
     assert isinstance(result, FinalizeResult)
     for table, round_id in result.pruned:  # settled long enough ago: the journal answers
@@ -137,19 +125,19 @@ def _apply_finalize(service: Service, entry: FinalizeEntry) -> Result:
     return result
 
 
-def _apply_expire(service: Service, entry: ExpireEntry) -> Result:
+def _apply_expire(service: FloorData, entry: ExpireEntry) -> Result:
     return service.floor.apply(entry.command())
 
 
 # -- operators' changes: seed, reset, correct, and dual control -----------------------
 
 
-def _prepare_change(service: Service, r: Request, now: int, rng: RandomSource) -> Entry:
+def _prepare_change(service: FloorData, r: Request, now: int, rng: RandomSource) -> Entry:
     """An operator's entry: the request's fields (the route checked them) and who."""
     return entry_from_dict({"kind": r.kind, "now": now, "by": r.by, **r.body}, "request")
 
 
-def _meter(service: Service, link_id: str, meter_id: str) -> dict[str, Any]:
+def _meter(service: FloorData, link_id: str, meter_id: str) -> dict[str, Any]:
     """A meter's display value and seed, for the audit log (UnknownError: no such meter)."""
     link = service.floor.link(link_id)
     index = service.floor.meter_index(link, meter_id)
@@ -160,7 +148,9 @@ def _meter(service: Service, link_id: str, meter_id: str) -> dict[str, Any]:
     }
 
 
-def _apply_change(service: Service, entry: OperatorEntry, approved_by: str | None = None) -> Result:
+def _apply_change(
+    service: FloorData, entry: OperatorEntry, approved_by: str | None = None
+) -> Result:
     """Who, when, what, before, after, why: every operator action, from the journal."""
     before = _meter(service, entry.link, entry.meter)
     result = service.floor.apply(entry.command())
@@ -181,7 +171,7 @@ def _apply_change(service: Service, entry: OperatorEntry, approved_by: str | Non
     return result
 
 
-def _propose(service: Service, entry: ProposeEntry) -> Any:
+def _propose(service: FloorData, entry: ProposeEntry) -> Any:
     """A supervisor's change, held until a different one approves it (dual control)."""
     change = entry.proposed()
     proposed = change.entry(entry.now, entry.by)
@@ -204,7 +194,7 @@ def _propose(service: Service, entry: ProposeEntry) -> Any:
     return proposal
 
 
-def _proposal(service: Service, entry: ApproveEntry | RejectEntry) -> dict[str, Any]:
+def _proposal(service: FloorData, entry: ApproveEntry | RejectEntry) -> dict[str, Any]:
     """The proposal a second supervisor decides: open, and proposed by another."""
     proposal = service.proposals.get(entry.id)
     if proposal is None:
@@ -216,7 +206,7 @@ def _proposal(service: Service, entry: ApproveEntry | RejectEntry) -> dict[str, 
     return proposal
 
 
-def _approve(service: Service, entry: ApproveEntry) -> Any:
+def _approve(service: FloorData, entry: ApproveEntry) -> Any:
     """The change applied as if it were an entry now, with the proposer as `by`."""
     proposal = _proposal(service, entry)
     changed = change_of(proposal["change"], entry.id).entry(entry.now, proposal["by"])
@@ -225,7 +215,7 @@ def _approve(service: Service, entry: ApproveEntry) -> Any:
     return result
 
 
-def _reject(service: Service, entry: RejectEntry) -> Any:
+def _reject(service: FloorData, entry: RejectEntry) -> Any:
     proposal = _proposal(service, entry)
     proposal.update(state="rejected", decided_by=entry.by, decided_at=entry.now)
     service.audit.append({
@@ -237,11 +227,11 @@ def _reject(service: Service, entry: RejectEntry) -> Any:
     return proposal
 
 
-def _operator_answer(service: Service, entry: Entry, result: Any) -> dict[str, Any]:
+def _operator_answer(service: FloorData, entry: Entry, result: Any) -> dict[str, Any]:
     return operator_answer(service, entry.kind, result)
 
 
-def _table_answer(view: Callable[[Service, str, str], dict[str, Any]]) -> Answer:
+def _table_answer(view: Callable[[FloorData, str, str], dict[str, Any]]) -> Answer:
     return lambda service, entry, result: view(service, entry.table, entry.round)
 
 

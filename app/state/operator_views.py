@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from app.state.floor_data import FloorData
 from app.state.timefmt import format_time
 from app.state.views import reset_view
 from jackpot.money import format_money
 from jackpot.records import CorrectionRecord, ResetRecord, SeedChange
 
-if TYPE_CHECKING:  # the state imports its views (app/state/kinds.py)
-    from app.state.floor_state import Service
 
-
-def operator_answer(service: Service, kind: str, result: object) -> dict[str, Any]:
+def operator_answer(service: FloorData, kind: str, result: object) -> dict[str, Any]:
     if isinstance(result, SeedChange):
         return {
             "link": result.link,

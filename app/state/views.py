@@ -4,16 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from app.state.floor_data import FloorData
 from app.state.timefmt import format_time
 from jackpot.commands import FixedAward
 from jackpot.money import RATE_SCALE, format_money
 from jackpot.records import PENDING, AwardRecord, ResetRecord, RoundRecord
 from tables.settle import KINDS
-
-if TYPE_CHECKING:  # the state imports its views (app/state/kinds.py)
-    from app.state.floor_state import Service
 
 
 def share_text(share: int) -> str:
@@ -49,7 +47,7 @@ def meter_award(award: AwardRecord) -> dict[str, Any]:
     return data
 
 
-def as_committed(service: Service, award: AwardRecord) -> AwardRecord:
+def as_committed(service: FloorData, award: AwardRecord) -> AwardRecord:
     """The award as the journal has it: pending while its finalize entry is uncommitted."""
     return replace(award, state=PENDING) if award.id in service.uncommitted else award
 
@@ -90,7 +88,7 @@ class Listed:
         )
 
 
-def every_award(service: Service) -> Iterator[Listed]:
+def every_award(service: FloorData) -> Iterator[Listed]:
     """Every award the server decided: meter awards (all kept), the fixed awards of the
     rounds in memory, and those of pruned rounds (kept by the floor when it prunes)."""
     floor = service.floor
@@ -103,7 +101,7 @@ def every_award(service: Service) -> Iterator[Listed]:
         yield _listed(p.table, p.round, p.link, p.award, p.voided, 0)
 
 
-def _meter_listed(service: Service, a: AwardRecord) -> Listed:
+def _meter_listed(service: FloorData, a: AwardRecord) -> Listed:
     def row() -> dict[str, Any]:
         return award_row(as_committed(service, a))
 
@@ -143,7 +141,7 @@ def _listed(
     return Listed(f.kind, link, None, table, round_id, f.box, dealt_at, 0, row)
 
 
-def round_awards(service: Service, rnd: RoundRecord) -> list[dict[str, Any]]:
+def round_awards(service: FloorData, rnd: RoundRecord) -> list[dict[str, Any]]:
     awards = [meter_award(as_committed(service, service.floor.awards[a])) for a in rnd.awards]
     for fixed in rnd.fixed:
         f = fixed.award
@@ -163,7 +161,7 @@ def round_awards(service: Service, rnd: RoundRecord) -> list[dict[str, Any]]:
     return sorted(awards, key=lambda a: (a["box"], a["kind"] != "meter"))
 
 
-def meters(service: Service, link: str | None) -> list[dict[str, Any]]:
+def meters(service: FloorData, link: str | None) -> list[dict[str, Any]]:
     if link is None:
         return []
     return [
@@ -172,7 +170,7 @@ def meters(service: Service, link: str | None) -> list[dict[str, Any]]:
     ]
 
 
-def bets_answer(service: Service, table: str, round_id: str) -> dict[str, Any]:
+def bets_answer(service: FloorData, table: str, round_id: str) -> dict[str, Any]:
     rnd = service.floor.round(table, round_id)
     extras = service.extras[(table, round_id)]
     boxes = []
@@ -202,7 +200,7 @@ def bets_answer(service: Service, table: str, round_id: str) -> dict[str, Any]:
     return answer
 
 
-def outcome_answer(service: Service, table: str, round_id: str) -> dict[str, Any]:
+def outcome_answer(service: FloorData, table: str, round_id: str) -> dict[str, Any]:
     rnd = service.floor.round(table, round_id)
     return {
         "table": table,
@@ -213,7 +211,7 @@ def outcome_answer(service: Service, table: str, round_id: str) -> dict[str, Any
 
 
 def void_answer(
-    service: Service, table: str, round_id: str, reversed_: list[tuple[int, int]]
+    service: FloorData, table: str, round_id: str, reversed_: list[tuple[int, int]]
 ) -> dict[str, Any]:
     rnd = service.floor.round(table, round_id)
     return {
@@ -227,7 +225,7 @@ def void_answer(
     }
 
 
-def round_view(service: Service, table: str, round_id: str) -> dict[str, Any]:
+def round_view(service: FloorData, table: str, round_id: str) -> dict[str, Any]:
     rnd = service.floor.round(table, round_id)
     extras = service.extras[(table, round_id)]
     boxes = []
@@ -286,7 +284,7 @@ def _hands(hands: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def has_pending(service: Service, table: str, round_id: str) -> bool:
+def has_pending(service: FloorData, table: str, round_id: str) -> bool:
     rnd = service.floor.rounds.get((table, round_id))
     return rnd is not None and any(
         service.floor.awards[a].state == PENDING or a in service.uncommitted for a in rnd.awards
