@@ -14,7 +14,7 @@ from app.config.floor_file import parse_floor
 from app.config.settings import Settings
 from app.store.errors import JournalUnavailable
 from app.store.journal import JournalRow, MemoryJournal
-from tests.support import DEMO, Clock
+from tests.support import DEMO, Clock, bets_body
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
@@ -51,6 +51,21 @@ class FlakyJournal(MemoryJournal):
         if self.down:
             raise JournalUnavailable("connection refused")
         await super().append(rows)
+
+
+async def final_royal_flush(client: httpx.AsyncClient, clock: Clock) -> None:
+    """Round T02/R1: box 1 bets 10.00 with a 1.00 jackpot wager, makes a royal flush, and the
+    award is final (the clock past the hold, the round read until it is)."""
+    t02 = {"Authorization": "Bearer demo-table-T02"}
+    await client.post(
+        "/v1/tables/T02/rounds/R1/bets", json=bets_body(clock, (1, "10.00", "1.00")), headers=t02
+    )
+    outcome = {
+        "boxes": [{"box": 1, "dealt_at": clock.at(10), "cards": ["AH", "KH", "QH", "JH", "TH"]}]
+    }
+    await client.post("/v1/tables/T02/rounds/R1/outcome", json=outcome, headers=t02)
+    clock.now += 5_000
+    await client.get("/v1/tables/T02/rounds/R1?wait=10", headers=t02)
 
 
 async def scrape(client: httpx.AsyncClient) -> Samples:

@@ -21,6 +21,7 @@ from app.config.demo import DEMO_FLOOR
 from app.config.floor_file import parse_floor
 from app.config.settings import Settings
 from app.store.journal import MemoryJournal
+from tests.integration.app.support import final_royal_flush
 from tests.support import Clock, bets_body
 
 T02 = {"Authorization": "Bearer demo-table-T02"}
@@ -111,15 +112,7 @@ async def test_history_points_and_marks_match_the_reconciliation(
     client: httpx.AsyncClient, clock: Clock
 ) -> None:
     start = clock.at()
-    await client.post(
-        "/v1/tables/T02/rounds/R1/bets", json=bets_body(clock, (1, "10.00", "1.00")), headers=T02
-    )
-    outcome = {
-        "boxes": [{"box": 1, "dealt_at": clock.at(10), "cards": ["AH", "KH", "QH", "JH", "TH"]}]
-    }
-    await client.post("/v1/tables/T02/rounds/R1/outcome", json=outcome, headers=T02)
-    clock.now += 5_000
-    await client.get("/v1/tables/T02/rounds/R1?wait=10", headers=T02)
+    await final_royal_flush(client, clock)
     body = {"kind": "adjust", "amount": "-0.07", "reason": "rounding dispute"}
     assert (
         await client.post("/v1/links/stud/meters/major/corrections", json=body, headers=SAM)

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from app.store.journal import MemoryJournal
-from tests.integration.app.support import make_client
+from tests.integration.app.support import final_royal_flush, make_client
 from tests.support import Clock, bets_body
 
 TABLE = {"Authorization": "Bearer demo-table-T01"}
@@ -127,15 +127,7 @@ async def test_correction_cannot_take_the_meter_below_zero(client: httpx.AsyncCl
 async def test_void_of_a_round_with_a_final_award_is_a_correction(
     client: httpx.AsyncClient, clock: Clock
 ) -> None:
-    await client.post(
-        "/v1/tables/T02/rounds/R1/bets", json=bets_body(clock, (1, "10.00", "1.00")), headers=T02
-    )
-    outcome = {
-        "boxes": [{"box": 1, "dealt_at": clock.at(10), "cards": ["AH", "KH", "QH", "JH", "TH"]}]
-    }
-    await client.post("/v1/tables/T02/rounds/R1/outcome", json=outcome, headers=T02)
-    clock.now += 5_000
-    await client.get("/v1/tables/T02/rounds/R1?wait=10", headers=T02)
+    await final_royal_flush(client, clock)
     r = await client.post("/v1/tables/T02/rounds/R1/void", json={"reason": "5.8.1"}, headers=T02)
     assert r.status_code == 409
     body = {
@@ -190,15 +182,7 @@ async def test_reconciliation_report_balances_and_downloads_as_csv(
     client: httpx.AsyncClient, clock: Clock
 ) -> None:
     start = clock.at()
-    await client.post(
-        "/v1/tables/T02/rounds/R1/bets", json=bets_body(clock, (1, "10.00", "1.00")), headers=T02
-    )
-    outcome = {
-        "boxes": [{"box": 1, "dealt_at": clock.at(10), "cards": ["AH", "KH", "QH", "JH", "TH"]}]
-    }
-    await client.post("/v1/tables/T02/rounds/R1/outcome", json=outcome, headers=T02)
-    clock.now += 5_000
-    await client.get("/v1/tables/T02/rounds/R1?wait=10", headers=T02)
+    await final_royal_flush(client, clock)
     body = {"kind": "adjust", "amount": "-0.07", "reason": "rounding dispute"}
     await client.post("/v1/links/stud/meters/major/corrections", json=body, headers=SAM)
     clock.now += 1
