@@ -24,6 +24,8 @@ from app.api.routes import TABLE_BODIES, router
 from app.api.schemas import problem_responses
 from app.api.standby import StandbyGate
 from app.api.table_fastpath import Edge, FastPathApp
+from app.api.table_lane import TableLane
+from app.api.table_routes import table_event_handlers
 from app.config.floor_config import floor_config
 from app.config.floor_file import Floor as FloorFile
 from app.config.settings import Settings
@@ -118,7 +120,8 @@ def create_app(
     app.state.writer = writer
     app.state.metrics = metrics
     problems.install(app)
-    api = router(writer, tokens)
+    events = table_event_handlers(writer, tokens)
+    api = router(writer, tokens, events)
     # The edge, outermost first, around every route and the table events' direct route:
     # the request context (request id, logging context, response metrics), the body limit,
     # a standby's 503 (app/api/standby.py).
@@ -127,7 +130,15 @@ def create_app(
         (BodyLimit, {"limit": settings.max_body_bytes}),
         (StandbyGate, {"writer": writer}),
     ]
-    table_fastpath.install(app, api, edge)
+    table_events = table_fastpath.install(app, events, edge)
+    # What `jackpot serve`'s protocol hands table events to (app/cli/serving.py).
+    app.state.table_lane = TableLane(
+        table_events,
+        writer,
+        limit=settings.max_body_bytes,
+        metrics=metrics,
+        access_log=settings.access_log,
+    )
     app.include_router(api)
     _describe_bodies(app, TABLE_BODIES)
     app.include_router(metrics_router(metrics))

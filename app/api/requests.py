@@ -4,6 +4,8 @@ filters, each bad one a 422 naming it (API.md, Auth); and their OpenAPI descript
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
 
 from fastapi import Header, Path, Request
@@ -72,35 +74,50 @@ def request_body(body: type[BaseModel]) -> dict[str, Any]:
     return {"required": True, "content": {"application/json": {"schema": schema}}}
 
 
-async def table_request(
-    request: Request, model: type[Event], tokens: Tokens
+@dataclass(frozen=True, slots=True)
+class TableEvent:
+    """A table event as its handler reads it: the Authorization header, the path's table
+    and round, and the body, read only after the token is checked. From a Starlette
+    request (`table_event_of`) or straight from the server's protocol (app/api/table_lane.py)."""
+
+    authorization: str | None
+    table: str
+    round: str
+    body: Callable[[], Awaitable[bytes]]
+
+
+def table_event_of(request: Request) -> TableEvent:
+    params = request.path_params
+    return TableEvent(
+        request.headers.get("authorization"), params["table"], params["round"], request.body
+    )
+
+
+async def event_command(
+    event: TableEvent, model: type[Event], tokens: Tokens
 ) -> tuple[str, str, dict[str, Any]]:
     """The table, round and command (the body's `domain()`) of a table event. The token
     first (API.md, Auth: 401, then 403 for another table's round), before anything is said
     about the body; then a 422 naming every bad field (as FastAPI words it: `loc` starts
     with "path" or "body")."""
-    authorization = request.headers.get("authorization")
-    principal = tokens.principal(authorization)
+    principal = tokens.principal(event.authorization)
     errors: list[dict[str, Any]] = []
-    ids = []
-    for name in ("table", "round"):
-        value = request.path_params[name]
+    for name, value in (("table", event.table), ("round", event.round)):
         if ID_RE.fullmatch(value) is None:  # `$` alone would let a final newline in
             errors.append({
                 "type": "string_pattern_mismatch", "loc": ("path", name),
                 "msg": f"String should match pattern '{ID_PATTERN}'", "input": value,
                 "ctx": {"pattern": ID_PATTERN},
             })  # fmt: skip
-        ids.append(value)
     if errors:  # no table has such an id: its token cannot be anyone's
         raise RequestValidationError(errors)
-    tokens.allow_table(principal, ids[0])
-    raw = await request.body()
+    tokens.allow_table(principal, event.table)
+    raw = await event.body()
     # msgspec takes a good body; any other is the model's to refuse (app/api/event_bodies.py).
     command = fast_command(model, raw)
     if command is None:
         command = validate(model, raw).domain()
-    return ids[0], ids[1], command
+    return event.table, event.round, command
 
 
 async def read_body(request: Request, model: type[Body]) -> Body:

@@ -1,4 +1,4 @@
-"""The table events' direct route: from the ASGI call straight to their endpoints.
+"""The table events' direct route: from the ASGI call straight to their handlers.
 
 Bets, outcomes and voids are nearly all of the server's traffic (each round of each
 table posts one of each kind). Through FastAPI's routing each passed the exception
@@ -9,47 +9,36 @@ request fell by a quarter (docs/operations.md). `FastPathApp` matches
 `POST /v1/tables/{table}/rounds/{round}/{kind}` before FastAPI's own stack too (its
 telemetry checks, about 15 µs of a bets request's API side, issue 21) and runs it
 through the app's edge middleware (request context, body limit: `edge`) and Starlette's
-500 answer, as FastAPI would; `TableEvents` then calls the very endpoint functions the
-FastAPI routes hold, answering their errors with the very exception handlers the app
-registered (app/api/problems.py). So the answers are the routes' answers by
-construction, and the OpenAPI description is the routes'. Everything else, any other
-method on these paths included (405), goes on through FastAPI unchanged. FastAPI's
-native OpenTelemetry spans (off unless a tracer is configured) do not cover table events.
+500 answer, as FastAPI would; `TableEvents` then calls the very handlers the FastAPI
+routes call (app/api/table_routes.py), answering their errors with the very exception
+handlers the app registered (app/api/problems.py). So the answers are the routes'
+answers by construction, and the OpenAPI description is the routes'. Everything else,
+any other method on these paths included (405), goes on through FastAPI unchanged.
+`jackpot serve` takes most table events one step earlier still, in its HTTP protocol
+(app/api/table_lane.py). FastAPI's native OpenTelemetry spans (off unless a tracer is
+configured) do not cover table events.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from fastapi import APIRouter, FastAPI
-from fastapi.routing import APIRoute
+from fastapi import FastAPI
 from starlette.middleware.errors import ServerErrorMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from app.api.requests import TableEvent
+from app.api.table_routes import EventHandler
+
 KINDS = ("bets", "outcome", "void")
 # Starlette's `{name}` path parameter is `[^/]+`: the same paths as the routes match.
 PATH = re.compile(r"/v1/tables/([^/]+)/rounds/([^/]+)/(bets|outcome|void)")
 
-Endpoint = Callable[[Request], Awaitable[Response]]
 Handler = Callable[[Request, Exception], Any]
-
-
-def table_endpoints(api: APIRouter) -> dict[str, Endpoint]:
-    """The endpoint of each table event, taken from the router's own POST routes."""
-    posts = {
-        route.path: route.endpoint
-        for route in api.routes
-        if isinstance(route, APIRoute) and "POST" in (route.methods or ())
-    }
-    paths = {kind: f"/v1/tables/{{table}}/rounds/{{round}}/{kind}" for kind in KINDS}
-    missing = [kind for kind, path in paths.items() if path not in posts]
-    if missing:
-        raise ValueError(f"the router has no POST route for the table events {missing}")
-    return {kind: posts[path] for kind, path in paths.items()}
 
 
 class FastPathApp(FastAPI):
@@ -76,27 +65,37 @@ class FastPathApp(FastAPI):
 Edge = list[tuple[type[Any], dict[str, Any]]]
 
 
-def install(app: FastPathApp, api: APIRouter, edge: Edge) -> None:
+def install(app: FastPathApp, events: Mapping[str, EventHandler], edge: Edge) -> TableEvents:
     """The app's edge middleware (outermost first) on every route, and the table events'
     direct route inside the same edge, inside Starlette's 500 answer (as FastAPI's stack:
-    its handler for 500 or Exception, if the app has one)."""
+    its handler for 500 or Exception, if the app has one). Returns the table events."""
     for cls, options in reversed(edge):  # the last added is the outermost
         app.add_middleware(cls, **options)  # type: ignore[arg-type]
-    handlers = app.exception_handlers  # filled by app/api/problems.py before: read per error
-    events: ASGIApp = TableEvents(endpoints=table_endpoints(api), handlers=handlers)
+    # The app's exception handlers, filled by app/api/problems.py before: read per error.
+    table_events = TableEvents(events=events, handlers=app.exception_handlers)
+    routed: ASGIApp = table_events
     for cls, options in reversed(edge):
-        events = cls(events, **options)
-    error = handlers.get(500) or handlers.get(Exception)
-    app.table_events = ServerErrorMiddleware(events, handler=error, debug=app.debug)
+        routed = cls(routed, **options)
+    app.table_events = ServerErrorMiddleware(
+        routed, handler=server_error_handler(app.exception_handlers), debug=app.debug
+    )
+    return table_events
+
+
+def server_error_handler(handlers: Mapping[Any, Handler]) -> Handler | None:
+    """The app's own answer to a failure nobody foresaw, as Starlette looks it up."""
+    return handlers.get(500) or handlers.get(Exception)
 
 
 class TableEvents:
-    """The endpoint of a table event, its errors answered by the app's handlers."""
+    """The handler of a table event, its errors answered by the app's handlers."""
 
     def __init__(
-        self, *, endpoints: Mapping[str, Endpoint], handlers: Mapping[Any, Handler]
+        self, *, events: Mapping[str, EventHandler], handlers: Mapping[Any, Handler]
     ) -> None:
-        self.endpoints = endpoints
+        if sorted(events) != sorted(KINDS):
+            raise ValueError(f"the table events' handlers are {sorted(events)}, not {KINDS}")
+        self.events = events
         # The app's exception handlers, the same mapping FastAPI's exception middleware
         # reads (filled by app/api/problems.py before the first request).
         self.handlers = handlers
@@ -104,16 +103,24 @@ class TableEvents:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         match = PATH.fullmatch(scope["path"])
         assert match is not None  # FastPathApp sends only these
-        scope["path_params"] = {"table": match[1], "round": match[2]}
         request = Request(scope, receive)
+        event = TableEvent(request.headers.get("authorization"), match[1], match[2], request.body)
+        response = await self.answer(match[3], event, lambda: request)
+        await response(scope, receive, send)
+
+    async def answer(
+        self, kind: str, event: TableEvent, request: Callable[[], Request]
+    ) -> Response:
+        """The event's answer; a failure nobody foresaw is raised (a 500 to whoever
+        serves it). `request`: the Starlette request an exception handler is given."""
         try:
-            response = await self.endpoints[match[3]](request)
+            return await self.events[kind](event)
         except Exception as error:
             handler = self._handler(error)
             if handler is None:
                 raise  # as FastAPI: the server-error middleware answers 500 and logs it
-            response = await handler(request, error)
-        await response(scope, receive, send)
+            response: Response = await handler(request(), error)
+            return response
 
     def _handler(self, error: Exception) -> Handler | None:
         """The handler of the error's nearest class, as Starlette looks it up."""

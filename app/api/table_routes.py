@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
 
 from app.api.auth import Tokens
-from app.api.requests import Auth, RoundId, TableId, table_event, table_request
+from app.api.requests import (
+    Auth,
+    RoundId,
+    TableEvent,
+    TableId,
+    event_command,
+    table_event,
+    table_event_of,
+)
 from app.api.responses import JSONResponse
 from app.api.schemas import BetsRequest, OutcomeRequest, VoidRequest
 from app.state.floor_state import Service, idempotency_key
@@ -16,36 +25,56 @@ from app.writer.writer import Writer
 from jackpot.errors import UnknownError
 from jackpot.snapshot import loads_exact
 
+EventHandler = Callable[[TableEvent], Awaitable[Response]]
 
-def table_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
-    def service() -> Service:
-        return writer.service
 
-    # The table events are the hot path: their path, header and body are read here, the
-    # body parsed and validated in one pass by pydantic-core (model_validate_json), rather
-    # than by FastAPI's per-parameter machinery (docs/performance.md).
-    # Same checks, same 422 answers; the OpenAPI description is given by `table_event`.
+def table_event_handlers(writer: Writer, tokens: Tokens) -> dict[str, EventHandler]:
+    """The handler of each table event, by kind: what the routes below, FastPathApp's
+    direct route and the server's table lane all call (app/api/table_fastpath.py,
+    app/api/table_lane.py). The body is decoded and validated in one pass
+    (app/api/event_bodies.py); the answer is the journaled text, sent as it is."""
 
-    @api.post("/v1/tables/{table}/rounds/{round}/bets", **table_event(BetsRequest))
-    async def post_bets(request: Request) -> Response:
-        table, round_id, command = await table_request(request, BetsRequest, tokens)
+    async def bets(event: TableEvent) -> Response:
+        table, round_id, command = await event_command(event, BetsRequest, tokens)
         _, answer = await writer.submit_json("bets", table, round_id, command)
         return Response(answer, media_type="application/json")
 
-    @api.post("/v1/tables/{table}/rounds/{round}/outcome", **table_event(OutcomeRequest))
-    async def post_outcome(request: Request) -> JSONResponse:
-        table, round_id, command = await table_request(request, OutcomeRequest, tokens)
+    async def outcome(event: TableEvent) -> Response:
+        table, round_id, command = await event_command(event, OutcomeRequest, tokens)
         await writer.submit("outcome", table, round_id, command)
         # Meter awards are pending until the watermark passes them: wait a while for
         # their final amounts; the waiting holds up nothing else (the writer goes on).
         await writer.wait_final(table, round_id, writer.outcome_wait_s)
-        return JSONResponse(outcome_answer(service(), table, round_id))
+        return JSONResponse(outcome_answer(writer.service, table, round_id))
+
+    async def void(event: TableEvent) -> Response:
+        table, round_id, command = await event_command(event, VoidRequest, tokens)
+        _, answer = await writer.submit_json("void", table, round_id, command)
+        return Response(answer, media_type="application/json")
+
+    return {"bets": bets, "outcome": outcome, "void": void}
+
+
+def table_routes(
+    api: APIRouter, writer: Writer, tokens: Tokens, events: Mapping[str, EventHandler]
+) -> None:
+    def service() -> Service:
+        return writer.service
+
+    # The table events' routes: their OpenAPI description (`table_event`), and the way
+    # in for whatever the direct route and the lane leave to FastAPI.
+
+    @api.post("/v1/tables/{table}/rounds/{round}/bets", **table_event(BetsRequest))
+    async def post_bets(request: Request) -> Response:
+        return await events["bets"](table_event_of(request))
+
+    @api.post("/v1/tables/{table}/rounds/{round}/outcome", **table_event(OutcomeRequest))
+    async def post_outcome(request: Request) -> Response:
+        return await events["outcome"](table_event_of(request))
 
     @api.post("/v1/tables/{table}/rounds/{round}/void", **table_event(VoidRequest))
     async def post_void(request: Request) -> Response:
-        table, round_id, command = await table_request(request, VoidRequest, tokens)
-        _, answer = await writer.submit_json("void", table, round_id, command)
-        return Response(answer, media_type="application/json")
+        return await events["void"](table_event_of(request))
 
     @api.get("/v1/tables/{table}/rounds/{round}", tags=["tables"])
     async def get_round(

@@ -25,8 +25,8 @@ import os
 import re
 import sys
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
-from contextvars import ContextVar
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from contextvars import ContextVar, Token
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -221,16 +221,7 @@ class RequestContextMiddleware:
         if kind != "http" and kind != "websocket":
             await self.app(scope, receive, send)
             return
-        rid = _request_id(scope["headers"])
-        table_id = round_value = None
-        path: str = scope["path"]
-        if path.startswith(_PREFIX):
-            # /v1/tables/{table}/rounds/{round}/...: "" / v1 / tables / T / rounds / R
-            parts = path.split("/", 6)
-            table_id = parts[3] or None
-            if len(parts) > 5 and parts[4] == "rounds":
-                round_value = parts[5] or None
-        tokens = (request_id.set(rid), table.set(table_id), round_id.set(round_value))
+        rid, tokens = enter_request(scope["headers"], scope["path"])
         header = (_HEADER, rid.encode("latin-1"))
         status = 0
         started = time.perf_counter() if self.access_log else 0.0
@@ -253,18 +244,47 @@ class RequestContextMiddleware:
             self._done(scope, status or 500, started)
             raise
         self._done(scope, status, started)
-        request_id.reset(tokens[0])
-        table.reset(tokens[1])
-        round_id.reset(tokens[2])
+        leave_request(tokens)
 
     def _done(self, scope: Scope, status: int, started: float) -> None:
-        if status and self.metrics is not None:
-            self.metrics.response(status)
-        if self.access_log:
-            _access(scope, status, started)
+        method = scope.get("method", "WS")
+        request_done(self.metrics, self.access_log, method, scope["path"], status, started)
 
 
-def _request_id(headers: list[tuple[bytes, bytes]]) -> str:
+Tokens = tuple[Token[str | None], Token[str | None], Token[str | None]]
+
+
+def enter_request(headers: Iterable[tuple[bytes, bytes]], path: str) -> tuple[str, Tokens]:
+    """Sets a request's context (its id, and the table and round of a table's path);
+    returns the id and what `leave_request` needs to unset it."""
+    rid = _request_id(headers)
+    table_id = round_value = None
+    if path.startswith(_PREFIX):
+        # /v1/tables/{table}/rounds/{round}/...: "" / v1 / tables / T / rounds / R
+        parts = path.split("/", 6)
+        table_id = parts[3] or None
+        if len(parts) > 5 and parts[4] == "rounds":
+            round_value = parts[5] or None
+    return rid, (request_id.set(rid), table.set(table_id), round_id.set(round_value))
+
+
+def request_done(
+    metrics: Metrics | None, access_log: bool, method: str, path: str, status: int, started: float
+) -> None:
+    """A request answered: its status counted, and its access line if asked for."""
+    if status and metrics is not None:
+        metrics.response(status)
+    if access_log:
+        _access(method, path, status, started)
+
+
+def leave_request(tokens: Tokens) -> None:
+    request_id.reset(tokens[0])
+    table.reset(tokens[1])
+    round_id.reset(tokens[2])
+
+
+def _request_id(headers: Iterable[tuple[bytes, bytes]]) -> str:
     for name, value in headers:
         if name == _HEADER:
             given = value.decode("latin-1")
@@ -274,14 +294,13 @@ def _request_id(headers: list[tuple[bytes, bytes]]) -> str:
     return os.urandom(8).hex()
 
 
-def _access(scope: Scope, status: int, started: float) -> None:
+def _access(method: str, path: str, status: int, started: float) -> None:
     elapsed_ms = round((time.perf_counter() - started) * 1000, 1)
-    method = scope.get("method", "WS")
     ACCESS.info(
         "%s %s %s %.1f ms",
         method,
-        scope["path"],
+        path,
         status or "-",
         elapsed_ms,
-        extra={"method": method, "path": scope["path"], "status": status, "ms": elapsed_ms},
+        extra={"method": method, "path": path, "status": status, "ms": elapsed_ms},
     )

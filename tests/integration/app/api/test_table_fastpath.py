@@ -144,8 +144,10 @@ def test_every_table_event_has_its_endpoint_inside_the_apps_edge() -> None:
     assert [type(x) for x in layers] == [ServerErrorMiddleware, *edge, TableEvents]
     route = layers[-1]
     assert isinstance(route, TableEvents)
-    assert sorted(route.endpoints) == ["bets", "outcome", "void"]
+    assert sorted(route.events) == ["bets", "outcome", "void"]
     assert route.handlers is app.exception_handlers
+    # The server's lane (app/api/table_lane.py) answers through the very same handlers.
+    assert app.state.table_lane.events is route
 
 
 @pytest.fixture
