@@ -3,8 +3,9 @@ app on the demo floor, journals that outlive a server or fail on demand, and /me
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
@@ -14,7 +15,7 @@ from app.config.floor_file import parse_floor
 from app.config.settings import Settings
 from app.store.errors import JournalUnavailable
 from app.store.journal import JournalRow, MemoryJournal
-from tests.support import DEMO, Clock, bets_body
+from tests.support import DEMO, T01, T02, Clock, bets_body
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
@@ -81,3 +82,47 @@ async def scrape(client: httpx.AsyncClient) -> Samples:
 
 def value(samples: Samples, name: str, **labels: str) -> float:
     return samples.get((name, frozenset(labels.items())), 0.0)
+
+
+def table_event_script(at: Callable[[int], str]) -> list[tuple[str, str, dict[str, str], Any]]:
+    """(method, path, headers, body): the table events' success and failure cases."""
+    bets = {
+        "closed_at": at(0),
+        "boxes": [
+            {"box": 1, "ante": "25.00", "jackpot": "1.00"},
+            {"box": 2, "ante": "0", "jackpot": "1.00"},
+            {"box": 3, "ante": "10.00", "jackpot": "1.00", "player": "p1"},
+        ],
+    }
+    royal = {
+        "boxes": [
+            {"box": 1, "dealt_at": at(10), "cards": ["AS", "KS", "QS", "JS", "TS"]},
+            {"box": 3, "dealt_at": at(20), "cards": ["2H", "2D", "2S", "2C", "9H"]},
+        ]
+    }
+    other = {**bets, "boxes": [{"box": 1, "ante": "30.00", "jackpot": "1.00"}]}
+    r1 = "/v1/tables/T02/rounds/R1"
+    return [
+        ("POST", f"{r1}/bets", T02, bets),  # accepted, one returned (5.4)
+        ("POST", f"{r1}/bets", T02, bets),  # a retry: the first answer
+        ("POST", f"{r1}/bets", T02, other),  # 409: another body
+        ("POST", f"{r1}/bets", {}, bets),  # 401
+        ("POST", f"{r1}/bets", T01, bets),  # 403: another table's round
+        ("POST", "/v1/tables/T02/rounds/R2/bets", T02, {**bets, "closed_at": 5}),  # 422
+        ("POST", "/v1/tables/T02/rounds/R2/bets", T02, {"boxes": [{"box": 1, "ante": 1}]}),
+        ("POST", "/v1/tables/T0!/rounds/R%0A/bets", T02, bets),  # 422: both ids
+        ("POST", "/v1/tables/T02/rounds/R2/bets", T02, b"{not json"),  # 422
+        ("POST", "/v1/tables/T02/rounds/R2/bets", T02, {**bets, "closed_at": at(60_000)}),
+        ("POST", "/v1/tables/T02/rounds/R9/outcome", T02, royal),  # 404: no bets
+        ("POST", f"{r1}/outcome", T02, {"boxes": royal["boxes"][:1]}),  # 422: box 3 unlisted
+        ("POST", f"{r1}/outcome", T02, royal),  # a pending royal flush, a fixed 4K
+        ("POST", f"{r1}/outcome", T02, royal),  # a retry
+        ("GET", r1, T02, None),  # not a table event: the router
+        ("PUT", f"{r1}/bets", T02, bets),  # 405 from the router
+        ("POST", f"{r1}/bets/", T02, bets),  # not the route's path: the router redirects
+        ("POST", "/v1/tables/T02/rounds/R3/bets", T02, bets),
+        ("POST", "/v1/tables/T02/rounds/R3/void", T02, {"reason": "misdeal (5.8)", "boxes": [3]}),
+        ("POST", "/v1/tables/T02/rounds/R3/void", T02, {"boxes": [1]}),  # 422: no reason
+        # (table, round, kind) is the event's key (API.md): another void body is a 409.
+        ("POST", "/v1/tables/T02/rounds/R3/void", T02, {"reason": "foreign card (5.8.1)"}),
+    ]

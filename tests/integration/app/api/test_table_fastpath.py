@@ -7,7 +7,7 @@ Every answer must be the same: status, body and the headers a client reads.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any, cast
 
 import httpx
@@ -25,7 +25,8 @@ from app.config.settings import Settings
 from app.ops.logs import RequestContextMiddleware
 from app.state.timefmt import format_time
 from app.store.journal import MemoryJournal
-from tests.support import DEMO, T01, T02
+from tests.integration.app.support import table_event_script
+from tests.support import DEMO, T02
 
 START = 1_800_000_000_000
 HEADERS = ("content-type", "www-authenticate", "retry-after", "allow", "location")
@@ -54,56 +55,14 @@ def routes_handled(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return handled
 
 
-def script(at: Callable[[int], str]) -> list[tuple[str, str, dict[str, str], Any]]:
-    """(method, path, headers, body): the table events' success and failure cases."""
-    bets = {
-        "closed_at": at(0),
-        "boxes": [
-            {"box": 1, "ante": "25.00", "jackpot": "1.00"},
-            {"box": 2, "ante": "0", "jackpot": "1.00"},
-            {"box": 3, "ante": "10.00", "jackpot": "1.00", "player": "p1"},
-        ],
-    }
-    royal = {
-        "boxes": [
-            {"box": 1, "dealt_at": at(10), "cards": ["AS", "KS", "QS", "JS", "TS"]},
-            {"box": 3, "dealt_at": at(20), "cards": ["2H", "2D", "2S", "2C", "9H"]},
-        ]
-    }
-    other = {**bets, "boxes": [{"box": 1, "ante": "30.00", "jackpot": "1.00"}]}
-    r1 = "/v1/tables/T02/rounds/R1"
-    return [
-        ("POST", f"{r1}/bets", T02, bets),  # accepted, one returned (5.4)
-        ("POST", f"{r1}/bets", T02, bets),  # a retry: the first answer
-        ("POST", f"{r1}/bets", T02, other),  # 409: another body
-        ("POST", f"{r1}/bets", {}, bets),  # 401
-        ("POST", f"{r1}/bets", T01, bets),  # 403: another table's round
-        ("POST", "/v1/tables/T02/rounds/R2/bets", T02, {**bets, "closed_at": 5}),  # 422
-        ("POST", "/v1/tables/T02/rounds/R2/bets", T02, {"boxes": [{"box": 1, "ante": 1}]}),
-        ("POST", "/v1/tables/T0!/rounds/R%0A/bets", T02, bets),  # 422: both ids
-        ("POST", "/v1/tables/T02/rounds/R2/bets", T02, b"{not json"),  # 422
-        ("POST", "/v1/tables/T02/rounds/R2/bets", T02, {**bets, "closed_at": at(60_000)}),
-        ("POST", "/v1/tables/T02/rounds/R9/outcome", T02, royal),  # 404: no bets
-        ("POST", f"{r1}/outcome", T02, {"boxes": royal["boxes"][:1]}),  # 422: box 3 unlisted
-        ("POST", f"{r1}/outcome", T02, royal),  # a pending royal flush, a fixed 4K
-        ("POST", f"{r1}/outcome", T02, royal),  # a retry
-        ("GET", r1, T02, None),  # not a table event: the router
-        ("PUT", f"{r1}/bets", T02, bets),  # 405 from the router
-        ("POST", f"{r1}/bets/", T02, bets),  # not the route's path: the router redirects
-        ("POST", "/v1/tables/T02/rounds/R3/bets", T02, bets),
-        ("POST", "/v1/tables/T02/rounds/R3/void", T02, {"reason": "misdeal (5.8)", "boxes": [3]}),
-        ("POST", "/v1/tables/T02/rounds/R3/void", T02, {"boxes": [1]}),  # 422: no reason
-        # (table, round, kind) is the event's key (API.md): another void body is a 409.
-        ("POST", "/v1/tables/T02/rounds/R3/void", T02, {"reason": "foreign card (5.8.1)"}),
-    ]
-
-
 async def answers(app: FastAPI, clock: list[int]) -> list[tuple[int, dict[str, str], Any]]:
     got = []
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
-            for method, path, headers, body in script(lambda ms: format_time(START + ms)):
+            for method, path, headers, body in table_event_script(
+                lambda ms: format_time(START + ms)
+            ):
                 clock[0] += 1_000
                 content = body if isinstance(body, bytes) else None
                 json = None if body is None or content is not None else body
@@ -124,7 +83,7 @@ async def test_the_direct_route_answers_as_the_router(routes_handled: list[str])
         200, 200, 409, 401, 403, 422, 422, 422, 422, 422, 404, 422, 200, 200, 200, 405, 307,
         200, 200, 422, 409,
     ]  # fmt: skip
-    requests = [(method, path) for method, path, _, _ in script(str)]
+    requests = [(method, path) for method, path, _, _ in table_event_script(str)]
     # Without the direct route FastAPI's router handed every request to a route but the
     # redirected one; with it, only the two that are not table events (GET, PUT).
     assert routes_handled == [path for method, path in requests if not path.endswith("/")]
