@@ -113,7 +113,7 @@ async def test_a_request_id_is_made_when_none_or_a_bad_one_is_given(
     made = (await client.get("/v1/links/stud")).headers["x-request-id"]
     assert len(made) == 16 and int(made, 16) >= 0
     bad = await client.get("/v1/links/stud", headers={"X-Request-Id": "a b\tc" + "x" * 200})
-    assert len(bad.headers["x-request-id"]) == 16
+    assert len(bad.headers["x-request-id"]) == 16 and bad.headers["x-request-id"] != made
     first, second = [x for x in lines(stream) if x["logger"] == "jackpot.test"]
     assert first["request_id"] == made and first["link"] == "stud"  # extra= fields too
     assert "table" not in first  # not a table's path
