@@ -18,6 +18,7 @@ exception handlers (app/api/table_fastpath.py `TableEvents`).
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable, Iterable
 
@@ -33,6 +34,7 @@ from app.writer.writer import Writer
 log = logging.getLogger("uvicorn.error")  # where the ASGI path logs the same failure
 
 Headers = Iterable[tuple[bytes, bytes]]
+Event = re.Match[str]  # PATH's match: the table, the round, the kind
 
 
 class TableLane:
@@ -51,24 +53,25 @@ class TableLane:
         # As the request context's (app/ops/logs.py): responses counted, the access log.
         self.metrics, self.access_log = metrics, access_log
 
-    def takes(self, method: str, path: str, root_path: str, headers: Headers) -> bool:
-        """Whether this lane answers the request: a table event, with its body's length
-        declared and within the limit, at a leading writer. Any other request (a chunked
-        or oversized body, a standby's 503, a proxy's prefix) is the ASGI app's."""
-        if method != "POST" or root_path or self.writer.standby or PATH.fullmatch(path) is None:
-            return False
+    def takes(self, method: str, path: str, root_path: str, headers: Headers) -> Event | None:
+        """The table event this lane answers (its path's table, round and kind): one
+        with its body's length declared and within the limit, at a leading writer. Any
+        other request (a chunked or oversized body, a standby's 503, a proxy's prefix)
+        is the ASGI app's: None."""
+        if method != "POST" or root_path or self.writer.standby:
+            return None
+        event = PATH.fullmatch(path)
         length = None
         for name, value in headers:
             if name == b"content-length":
                 length = int(value) if value.isdigit() else None
             elif name == b"transfer-encoding":
-                return False
-        return length is not None and length <= self.limit
+                return None
+        return event if length is not None and length <= self.limit else None
 
-    async def serve(self, path: str, headers: Headers, body: bytes) -> Response:
-        """The answer to a table event `takes` accepted, its body read whole."""
-        match = PATH.fullmatch(path)
-        assert match is not None  # `takes` said so
+    async def serve(self, event: Event, headers: Headers, body: bytes) -> Response:
+        """The answer to a table event `takes` gave, its body read whole."""
+        path = event.string
         started = time.perf_counter() if self.access_log else 0.0
         rid, context = enter_request(headers, path)
         authorization = None
@@ -82,8 +85,8 @@ class TableLane:
             return Request(scope)
 
         try:
-            event = TableEvent(authorization, match[1], match[2], _ready(body))
-            response = await self.events.answer(match[3], event, request)
+            table_event = TableEvent(authorization, event[1], event[2], _ready(body))
+            response = await self.events.answer(event[3], table_event, request)
         except Exception as error:
             # Starlette's 500 answer, and the line uvicorn logs for it on the ASGI path, in
             # the request's context.

@@ -27,7 +27,7 @@ from uvicorn.protocols.http.httptools_impl import (
     RequestResponseCycle,
 )
 
-from app.api.table_lane import TableLane
+from app.api.table_lane import Event, TableLane
 from app.config.settings import Settings
 from app.display.frames import DisplayWebSocketProtocol
 
@@ -106,22 +106,21 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         if it takes it, else the app's. `app` is not ours beyond `limit_concurrency`
         (uvicorn's 503)."""
         lane, scope = self._lane, cycle.scope
-        if (
-            lane is not None
-            and app is self.app
-            and not cycle.waiting_for_100_continue  # the ASGI path sends 100 Continue
-            and lane.takes(scope["method"], scope["path"], scope["root_path"], scope["headers"])
-        ):
-            # As uvicorn's ASGI task: counted in the server's tasks (a graceful shutdown
-            # waits for them), in a fresh context if so configured.
-            context = contextvars.Context() if self.config.reset_contextvars else None
-            task = self.loop.create_task(self._serve_lane(lane, cycle), context=context)
-            task.add_done_callback(self.tasks.discard)
-            self.tasks.add(task)
-            return
+        # (The ASGI path sends a 100 Continue when the app reads the body.)
+        if lane is not None and app is self.app and not cycle.waiting_for_100_continue:
+            event = lane.takes(scope["method"], scope["path"], scope["root_path"], scope["headers"])
+            if event is not None:
+                # As uvicorn's ASGI task: counted in the server's tasks (a graceful
+                # shutdown waits for them), in a fresh context if so configured.
+                context = contextvars.Context() if self.config.reset_contextvars else None
+                serving = self._serve_lane(lane, event, cycle)
+                task = self.loop.create_task(serving, context=context)
+                task.add_done_callback(self.tasks.discard)
+                self.tasks.add(task)
+                return
         super()._start_asgi_task(cycle, app)
 
-    async def _serve_lane(self, lane: TableLane, cycle: RequestResponseCycle) -> None:
+    async def _serve_lane(self, lane: TableLane, event: Event, cycle: RequestResponseCycle) -> None:
         """Read the body, answer it from the lane; a failure as uvicorn's ASGI task meets
         one (`run_asgi`): logged, and a 500 if no answer started."""
         try:
@@ -131,8 +130,7 @@ class GuardedHttpProtocol(HttpToolsProtocol):
                 cycle.message_event.clear()
             if cycle.disconnected:
                 return
-            scope = cycle.scope
-            response = await lane.serve(scope["path"], scope["headers"], bytes(cycle.body))
+            response = await lane.serve(event, cycle.scope["headers"], bytes(cycle.body))
             if self.flow.write_paused and not cycle.disconnected:
                 await self.flow.drain()
             if not cycle.disconnected:
@@ -230,7 +228,7 @@ class ServingConfig(uvicorn.Config):
     table_lane: TableLane | None = None  # the app's (app/api/table_lane.py), if it has one
 
 
-def uvicorn_config(app: Any, settings: Settings, *, log_level: str = "info") -> uvicorn.Config:
+def uvicorn_config(app: Any, settings: Settings, *, log_level: str = "info") -> ServingConfig:
     """The one uvicorn configuration of `jackpot serve` (both roles); tests serve with it."""
     config = ServingConfig(
         app,

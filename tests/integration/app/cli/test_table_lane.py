@@ -25,7 +25,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from app.api.application import create_app
-from app.api.table_lane import TableLane
+from app.api.table_lane import Event, TableLane
 from app.cli.serving import uvicorn_config
 from app.config.floor_file import load_floor
 from app.config.settings import Settings
@@ -47,9 +47,9 @@ def lane_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
     serve = TableLane.serve
 
-    async def counted(self: TableLane, path: str, headers: Any, body: bytes) -> Any:
-        calls.append(path)
-        return await serve(self, path, headers, body)
+    async def counted(self: TableLane, event: Event, headers: Any, body: bytes) -> Any:
+        calls.append(event.string)
+        return await serve(self, event, headers, body)
 
     monkeypatch.setattr(TableLane, "serve", counted)
     return calls
@@ -248,6 +248,6 @@ async def test_an_unforeseen_failure_is_a_500_logged_and_counted(
     )
     assert r.headers["x-request-id"] == "boom-1" and again.status_code == 500
     assert 'jackpot_http_responses_total{code="500"} 2.0' in metrics
-    failures = [rec for rec in caplog.records if rec.exc_info and "nobody foresaw" in rec.exc_text]
+    failures = [rec for rec in caplog.records if "nobody foresaw" in (rec.exc_text or "")]
     assert [getattr(rec, "request_id", None) for rec in failures] == ["boom-1", "boom-1"]
     assert len(lane_calls) == 2
