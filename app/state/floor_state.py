@@ -40,7 +40,7 @@ from jackpot.commands import SEMANTICS
 from jackpot.errors import ClockSkewError, OpenRoundsLimitError, UnknownError
 from jackpot.floor import Floor, Result, check_awaits_outcome
 from jackpot.money import Money
-from tables.bets import BetDecision, BoxBet, RandomSource, check_bets, draw
+from tables.bets import BetDecision, RandomSource, decide_bets, draw
 from tables.cards import parse_hand
 from tables.hands import BoxHand, DealerHand
 from tables.settle import FixedClaim, settle
@@ -84,12 +84,10 @@ class Service:
                 f"the floor's max_open_rounds: post their outcomes or void them (a round "
                 f"open longer than {self.config.timing.expire_after_ms} ms expires)"
             )
-        # The amounts are Money already (BetsRequest.domain parsed them).
-        bets = [
-            BoxBet(b["box"], b["ante"], b["jackpot"], b["jackpot_dealer"], b["player"])
-            for b in body["boxes"]
-        ]
-        decisions = check_bets(settings, bets)
+        # The amounts are Money already (BetsRequest.domain parsed them). The entry's
+        # records are checked as they are, and its decisions made once (issue 21).
+        boxes = [PostedBox(**b) for b in body["boxes"]]
+        decisions = decide_bets(settings, boxes, Decision)
         # Singapore Stud's Magic Card, Lucky Player and Lucky Dealer are drawn by the
         # server when bets close (4.3-4.5), from the caller's secure generator.
         draws = draw(settings, rng)
@@ -98,8 +96,8 @@ class Service:
             table=table,
             round=round_id,
             closed_at=body["closed_at"],
-            boxes=[PostedBox(**b) for b in body["boxes"]],
-            decisions=[Decision.of(d) for d in decisions],
+            boxes=boxes,
+            decisions=decisions,
             draws=None if draws is None else Drawn.of(draws),
         )
 

@@ -30,9 +30,9 @@ class PostedBox(Part, frozen=True):
     """A box's bets as posted (money in micro-units)."""
 
     box: int
-    ante: int
-    jackpot: int
-    jackpot_dealer: int
+    ante: Money
+    jackpot: Money
+    jackpot_dealer: Money
     player: str | None
 
 
@@ -41,10 +41,10 @@ class Decision(Part, frozen=True):
 
     box: int
     status: str
-    wager: int
-    dealer_wager: int
+    wager: Money
+    dealer_wager: Money
     reason: str | None
-    ante: int
+    ante: Money
     player: str | None
 
     @classmethod
