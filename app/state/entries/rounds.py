@@ -10,7 +10,6 @@ from msgspec import UNSET, Meta, UnsetType
 
 from app.state.entries.base import Base, Part, Version, version_of
 from jackpot.commands import (
-    BoxWager,
     CloseBets,
     Expire,
     Finalize,
@@ -79,10 +78,9 @@ class BetsEntry(Base, tag="bets", kw_only=True, frozen=True):
     draws: Drawn | None
 
     def command(self, link: str | None) -> CloseBets:
-        # The amounts are Money already (integers in the journal's JSON).
-        wagers = tuple(
-            [BoxWager(d.box, Money(d.wager), Money(d.dealer_wager)) for d in self.decisions]
-        )
+        # The decisions are the command's wagers as they are (box, wager, dealer_wager:
+        # Money, integers in the journal's JSON); a returned or no wager is 0.
+        wagers = tuple(self.decisions)
         return CloseBets(self.table, self.round, link, self.closed_at, self.now, wagers)
 
     def body(self) -> dict[str, Any]:
