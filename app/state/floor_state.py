@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -40,7 +40,7 @@ from jackpot.commands import SEMANTICS
 from jackpot.errors import ClockSkewError, OpenRoundsLimitError, UnknownError
 from jackpot.floor import Floor, Result, check_awaits_outcome
 from jackpot.money import Money
-from tables.bets import BetDecision, RandomSource, decide_bets, draw
+from tables.bets import BetDecision, BetStatus, RandomSource, decide_bets, draw
 from tables.cards import parse_hand
 from tables.hands import BoxHand, DealerHand
 from tables.settle import FixedClaim, settle
@@ -122,7 +122,7 @@ class Service:
         if body.get("dealer") is not None:
             d = body["dealer"]
             dealer = DealerHand(parse_hand(d["cards"], ("dealer", "cards")), d.get("dealt_at"))
-        decisions = [_decision(d, voided=rnd.boxes[d["box"]].voided) for d in extras.decisions]
+        decisions = [_decision(d, voided=rnd.boxes[d.box].voided) for d in extras.decisions]
         draws = None if extras.draws is None else entry_draws(extras.draws)
         claims = settle(config.settings, decisions, hands, dealer, draws)
         meter_claims = []
@@ -190,16 +190,9 @@ class _Hands(msgspec.Struct, frozen=True):
     dealer: PostedDealer | None
 
 
-def _decision(d: Mapping[str, Any], *, voided: bool) -> BetDecision:
+def _decision(d: Decision, *, voided: bool) -> BetDecision:
     """A bets decision as the state keeps it, for settling the outcome."""
     if voided:  # a voided box's bets were returned (5.22): it takes no part in the outcome
-        return BetDecision(d["box"], "none", Money(0), Money(0), "void", Money(0), d["player"])
-    return BetDecision(
-        d["box"],
-        d["status"],
-        Money(d["wager"]),
-        Money(d["dealer_wager"]),
-        d["reason"],
-        Money(d["ante"]),
-        d["player"],
-    )
+        return BetDecision(d.box, "none", Money(0), Money(0), "void", Money(0), d.player)
+    status = cast(BetStatus, d.status)  # the rules' (decide_bets), as journaled
+    return BetDecision(d.box, status, d.wager, d.dealer_wager, d.reason, d.ante, d.player)

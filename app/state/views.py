@@ -6,6 +6,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+from msgspec import to_builtins
+
 from app.state.floor_data import FloorData
 from app.state.timefmt import format_time
 from jackpot.commands import FixedAward
@@ -177,16 +179,16 @@ def bets_answer(service: FloorData, table: str, round_id: str) -> dict[str, Any]
     # The boxes of a round mostly contribute the same: each amount formatted once (issue 21).
     texts: dict[int, str] = {}
     for decision in extras.decisions:
-        record = rnd.boxes[decision["box"]]
-        item: dict[str, Any] = {"box": decision["box"], "jackpot": decision["status"]}
-        if decision["status"] == "accepted":
+        record = rnd.boxes[decision.box]
+        item: dict[str, Any] = {"box": decision.box, "jackpot": decision.status}
+        if decision.status == "accepted":
             amount = record.contribution
             text = texts.get(amount)
             if text is None:
                 text = texts[amount] = format_money(amount)
             item["contribution"] = text
-        if decision["reason"]:
-            item["reason"] = decision["reason"]
+        if decision.reason:
+            item["reason"] = decision.reason
         boxes.append(item)
     answer: dict[str, Any] = {
         "table": table,
@@ -196,7 +198,7 @@ def bets_answer(service: FloorData, table: str, round_id: str) -> dict[str, Any]
         "late": rnd.late,
     }
     if extras.draws is not None:
-        answer["draws"] = extras.draws
+        answer["draws"] = to_builtins(extras.draws)
     return answer
 
 
@@ -230,22 +232,22 @@ def round_view(service: FloorData, table: str, round_id: str) -> dict[str, Any]:
     extras = service.extras[(table, round_id)]
     boxes = []
     for posted, decision in zip(extras.boxes, extras.decisions, strict=True):
-        record = rnd.boxes[posted["box"]]
+        record = rnd.boxes[posted.box]
         item: dict[str, Any] = {
-            "box": posted["box"],
-            "ante": format_money(posted["ante"]),
-            "jackpot": decision["status"],
-            "wager": format_money(posted["jackpot"]),
+            "box": posted.box,
+            "ante": format_money(posted.ante),
+            "jackpot": decision.status,
+            "wager": format_money(posted.jackpot),
             "contribution": format_money(record.contribution),
             "reserve": format_money(record.reserve),
             "voided": record.voided,
         }
-        if posted["jackpot_dealer"]:
-            item["jackpot_dealer"] = format_money(posted["jackpot_dealer"])
-        if posted["player"] is not None:
-            item["player"] = posted["player"]
-        if decision["reason"]:
-            item["reason"] = decision["reason"]
+        if posted.jackpot_dealer:
+            item["jackpot_dealer"] = format_money(posted.jackpot_dealer)
+        if posted.player is not None:
+            item["player"] = posted.player
+        if decision.reason:
+            item["reason"] = decision.reason
         boxes.append(item)
     view: dict[str, Any] = {
         "table": table,
@@ -261,7 +263,7 @@ def round_view(service: FloorData, table: str, round_id: str) -> dict[str, Any]:
         "pending": has_pending(service, table, round_id),
     }
     if extras.draws is not None:
-        view["draws"] = extras.draws
+        view["draws"] = to_builtins(extras.draws)
     if extras.hands is not None:
         view["hands"] = _hands(extras.hands)
     if rnd.void_reason is not None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar
 
 import msgspec
@@ -63,9 +62,9 @@ class Drawn(Part, frozen=True):
         return cls(str(draws.magic_card), draws.lucky_box, draws.lucky_dealer)
 
 
-def entry_draws(data: Mapping[str, Any]) -> Draws:
-    """A round's draws as the state keeps them (the entry's `draws` as a dict)."""
-    return Draws(parse_card(data["magic_card"]), data["lucky_box"], data["lucky_dealer"])
+def entry_draws(drawn: Drawn) -> Draws:
+    """A round's draws as the rules take them (the entry's `draws`, as the state keeps it)."""
+    return Draws(parse_card(drawn.magic_card), drawn.lucky_box, drawn.lucky_dealer)
 
 
 class BetsEntry(Base, tag="bets", kw_only=True, frozen=True):
