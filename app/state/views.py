@@ -166,27 +166,31 @@ def round_awards(service: FloorData, rnd: RoundRecord) -> list[dict[str, Any]]:
 def meters(service: FloorData, link: str | None) -> list[dict[str, Any]]:
     if link is None:
         return []
+    state = service.floor.link(link)
     return [
-        {"link": link, "meter": meter, "value": format_money(value)}
-        for meter, value in service.floor.display_values(link)
+        {"link": link, "meter": meter.id, "value": format_money(value)}
+        for meter, value in zip(state.config.meters, state.display_values(), strict=True)
     ]
 
 
 def bets_answer(service: FloorData, table: str, round_id: str) -> dict[str, Any]:
     rnd = service.floor.round(table, round_id)
     extras = service.extras[(table, round_id)]
+    records = rnd.boxes
     boxes = []
-    # The boxes of a round mostly contribute the same: each amount formatted once (issue 21).
-    texts: dict[int, str] = {}
+    # The boxes of a round mostly contribute the same (the same contributions, often the
+    # very tuple: jackpot/floor.py): each amount summed and formatted once (issue 21).
+    texts: dict[tuple[tuple[int, int], ...], str] = {}
     for decision in extras.decisions:
-        record = rnd.boxes[decision.box]
-        item: dict[str, Any] = {"box": decision.box, "jackpot": decision.status}
-        if decision.status == "accepted":
-            amount = record.contribution
-            text = texts.get(amount)
+        box, status = decision.box, decision.status
+        if status == "accepted":
+            contributions = records[box].contributions
+            text = texts.get(contributions)
             if text is None:
-                text = texts[amount] = format_money(amount)
-            item["contribution"] = text
+                text = texts[contributions] = format_money(sum([m for m, _ in contributions]))
+            item: dict[str, Any] = {"box": box, "jackpot": status, "contribution": text}
+        else:
+            item = {"box": box, "jackpot": status}
         if decision.reason:
             item["reason"] = decision.reason
         boxes.append(item)
