@@ -8,6 +8,7 @@ random draw is inside the command. The core never reads a clock.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from jackpot.money import Money, Rate
 
@@ -28,6 +29,18 @@ class BoxWager:
     dealer_wager: Money = Money(0)  # singapore_stud dealer-hand wager (1.13: contributes too)
 
 
+class Wager(Protocol):
+    """A box's accepted jackpot wagers: a BoxWager, or any record with its fields (the
+    service's journal entry has them)."""
+
+    @property
+    def box(self) -> int: ...
+    @property
+    def wager(self) -> Money: ...
+    @property
+    def dealer_wager(self) -> Money: ...
+
+
 @dataclass(frozen=True, slots=True)
 class CloseBets:
     table: str
@@ -35,7 +48,7 @@ class CloseBets:
     link: str | None  # None: a table with no meter (western_stud)
     closed_at: int  # table clock, epoch ms: contributions take effect here
     now: int
-    wagers: tuple[BoxWager, ...]
+    wagers: tuple[Wager, ...]
 
 
 @dataclass(frozen=True, slots=True)

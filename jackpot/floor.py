@@ -141,28 +141,40 @@ class Floor(FloorRecords):
             effective = max(effective, link.timeline.watermark)
         boxes: dict[int, BoxRecord] = {}
         rates = link.rates if link is not None else ()
-        # Per meter, the round's (to_meter, to_reserve) summed over its boxes.
-        sums = [[0, 0] for _ in rates]
-        contributed = False
+        # Per box total wagered, its per-meter (to_meter, to_reserve) and how many boxes
+        # wagered it: a round's boxes mostly wager the same, computed once (issue 21).
+        shares: dict[int, tuple[tuple[tuple[int, int], ...], int]] = {}
+        none: tuple[tuple[int, int], ...] = ()
         for w in cmd.wagers:
-            if w.box in boxes:
+            box, wager, dealer_wager = w.box, w.wager, w.dealer_wager
+            if box in boxes:
                 raise InvalidCommandError("a box appears twice", ("boxes",))
-            total = w.wager + w.dealer_wager
-            amounts: tuple[tuple[int, int], ...] = ()
+            total = wager + dealer_wager
+            amounts = none
             if total and rates:
-                # Exact: a whole-cent wager times a four-place rate is whole micro-units.
-                amounts = tuple(
-                    [(total * r // RATE_SCALE, total * q // RATE_SCALE) for r, q in rates]
-                )
-                for pair, (to_meter, to_reserve) in zip(sums, amounts, strict=True):
-                    pair[0] += to_meter
-                    pair[1] += to_reserve
-                contributed = True
-            boxes[w.box] = BoxRecord(w.box, w.wager, w.dealer_wager, amounts)
+                share = shares.get(total)
+                if share is None:
+                    # Exact: a whole-cent wager times a four-place rate is whole micro-units.
+                    amounts = tuple(
+                        [(total * r // RATE_SCALE, total * q // RATE_SCALE) for r, q in rates]
+                    )
+                    shares[total] = (amounts, 1)
+                else:
+                    amounts = share[0]
+                    shares[total] = (amounts, share[1] + 1)
+            boxes[box] = BoxRecord(box, wager, dealer_wager, amounts)
         event = None
-        if link is not None and contributed:
+        if link is not None and shares:
+            # Per meter, the round's (to_meter, to_reserve) summed over its boxes.
+            sums = [
+                (
+                    sum([amounts[i][0] * n for amounts, n in shares.values()]),
+                    sum([amounts[i][1] * n for amounts, n in shares.values()]),
+                )
+                for i in range(len(rates))
+            ]
             key = link.timeline.key(effective, CONTRIBUTION, cmd.table, 0)
-            event = Event(key, amounts=tuple([(m, q) for m, q in sums]))
+            event = Event(key, amounts=tuple(sums))
             link.timeline.push(event)
         record = RoundRecord(
             table=cmd.table,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal, Protocol, TypeVar
 
 from jackpot.money import CENT, ZERO, Money, format_money, is_whole_cents
 from tables.cards import DECK, Card
@@ -91,12 +91,33 @@ class BetDecision:
         return self.status == "accepted" or self.ante > 0
 
 
+class PostedBet(Protocol):
+    """A box's bets as a table posts them: a BoxBet, or any record with its fields."""
+
+    @property
+    def box(self) -> int: ...
+    @property
+    def ante(self) -> Money: ...
+    @property
+    def jackpot(self) -> Money: ...
+    @property
+    def jackpot_dealer(self) -> Money: ...
+    @property
+    def player(self) -> str | None: ...
+
+
+D = TypeVar("D")
+# Makes a decision from BetDecision's fields, in its order: BetDecision, or a record the
+# caller keeps (the journal's), made once instead of converted from a BetDecision.
+MakeDecision = Callable[[int, BetStatus, Money, Money, str | None, Money, str | None], D]
+
+
 def _amount(value: int, loc: tuple[str | int, ...], what: str) -> None:
     if not isinstance(value, int) or value < 0 or not is_whole_cents(value):
         raise InvalidBetError(f"{what} must be whole cents, 0 or more", loc)
 
 
-def _check_amounts(settings: TableSettings, bet: BoxBet, i: int) -> None:
+def _check_amounts(settings: TableSettings, bet: PostedBet, i: int) -> None:
     """The jackpot amounts a table can take (3.4: the prescribed amount displayed)."""
     game, prescribed = settings.game, settings.prescribed_wager
     if bet.jackpot_dealer and not game.dealer_wager:
@@ -121,31 +142,41 @@ def _check_amounts(settings: TableSettings, bet: BoxBet, i: int) -> None:
         )
 
 
-def _decide(settings: TableSettings, bet: BoxBet, i: int) -> BetDecision:
+def _decide(settings: TableSettings, bet: PostedBet, i: int, make: MakeDecision[D]) -> D:
     _check_amounts(settings, bet, i)
-    if bet.jackpot == 0 and bet.jackpot_dealer == 0:
-        return BetDecision(bet.box, "none", ZERO, ZERO, None, bet.ante, bet.player)
+    ante, jackpot, dealer = bet.ante, bet.jackpot, bet.jackpot_dealer
+    if jackpot == 0 and dealer == 0:
+        return make(bet.box, "none", ZERO, ZERO, None, ante, bet.player)
     game = settings.game
-    if bet.ante == 0:
+    if ante == 0:
         # 3.8 / singapore 3.5: a jackpot wager needs an ante; 5.4: it is returned.
         reason = f"no ante (rule {game.rules.no_ante})"
-        return BetDecision(bet.box, "returned", ZERO, ZERO, reason, bet.ante, bet.player)
-    if game.river and bet.jackpot > bet.ante:
+        return make(bet.box, "returned", ZERO, ZERO, reason, ante, bet.player)
+    if game.river and jackpot > ante:
         raise InvalidBetError(
-            f"the River bet ({format_money(bet.jackpot)}) shall not exceed the ante"
-            f" ({format_money(bet.ante)}): western stud",
+            f"the River bet ({format_money(jackpot)}) shall not exceed the ante"
+            f" ({format_money(ante)}): western stud",
             ("boxes", i, "jackpot"),
         )
-    return BetDecision(
-        bet.box, "accepted", bet.jackpot, bet.jackpot_dealer, None, bet.ante, bet.player
-    )
+    return make(bet.box, "accepted", jackpot, dealer, None, ante, bet.player)
 
 
-def check_bets(settings: TableSettings, bets: Sequence[BoxBet]) -> list[BetDecision]:
+def check_bets(settings: TableSettings, bets: Sequence[PostedBet]) -> list[BetDecision]:
     """One decision per bet, in the order given. Raises InvalidBetError for a bet the
     table cannot take (unknown or repeated box, wrong jackpot amount)."""
+    return decide_bets(settings, bets, BetDecision)
+
+
+def decide_bets(
+    settings: TableSettings, bets: Sequence[PostedBet], make: MakeDecision[D]
+) -> list[D]:
+    """`check_bets`, each decision made by `make` from BetDecision's fields."""
     seen: dict[int, int] = {}
-    decisions = []
+    decisions: list[D] = []
+    game, prescribed = settings.game, settings.prescribed_wager
+    # A table taking only the prescribed player-hand wager (3.4): a box with an ante, that
+    # amount and no dealer-hand wager is accepted at once, as `_decide` would accept it.
+    plain = not (game.dealer_wager or game.river)
     for i, bet in enumerate(bets):
         if not isinstance(bet.box, int) or not 1 <= bet.box <= settings.boxes:
             raise InvalidBetError(
@@ -169,7 +200,10 @@ def check_bets(settings: TableSettings, bets: Sequence[BoxBet]) -> list[BetDecis
             _amount(ante, ("boxes", i, "ante"), "the ante")
             _amount(jackpot, ("boxes", i, "jackpot"), "a jackpot wager")
             _amount(dealer, ("boxes", i, "jackpot_dealer"), "a jackpot wager")
-        decisions.append(_decide(settings, bet, i))
+        elif plain and ante and jackpot == prescribed and not dealer:
+            decisions.append(make(bet.box, "accepted", jackpot, ZERO, None, ante, bet.player))
+            continue
+        decisions.append(_decide(settings, bet, i, make))
     return decisions
 
 

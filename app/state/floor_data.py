@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from app.state.entries import BetsEntry, OutcomeEntry, VoidEntry
+from app.state.entries import BetsEntry, Decision, Drawn, OutcomeEntry, PostedBox, VoidEntry
 from jackpot.config import LinkConfig, Timing
 from jackpot.floor import Floor
 from tables.bets import RandomSource, TableSettings
@@ -41,11 +41,12 @@ class FloorConfig:
 
 @dataclass(slots=True)
 class RoundExtras:
-    """What the state keeps of a round beyond the core's record: for GET and audits."""
+    """What the state keeps of a round beyond the core's record: for GET and audits.
+    Its bets entry's records as they are (snapshots hold them as JSON objects)."""
 
-    boxes: list[dict[str, Any]]  # the bets as posted (money in micro-units)
-    decisions: list[dict[str, Any]]
-    draws: dict[str, Any] | None
+    boxes: list[PostedBox]  # the bets as posted (money in micro-units)
+    decisions: list[Decision]
+    draws: Drawn | None
     hands: dict[str, Any] | None = None
 
 

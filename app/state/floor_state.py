@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -40,7 +40,7 @@ from jackpot.commands import SEMANTICS
 from jackpot.errors import ClockSkewError, OpenRoundsLimitError, UnknownError
 from jackpot.floor import Floor, Result, check_awaits_outcome
 from jackpot.money import Money
-from tables.bets import BetDecision, BoxBet, RandomSource, check_bets, draw
+from tables.bets import BetDecision, BetStatus, RandomSource, decide_bets, draw
 from tables.cards import parse_hand
 from tables.hands import BoxHand, DealerHand
 from tables.settle import FixedClaim, settle
@@ -84,12 +84,10 @@ class Service:
                 f"the floor's max_open_rounds: post their outcomes or void them (a round "
                 f"open longer than {self.config.timing.expire_after_ms} ms expires)"
             )
-        # The amounts are Money already (BetsRequest.domain parsed them).
-        bets = [
-            BoxBet(b["box"], b["ante"], b["jackpot"], b["jackpot_dealer"], b["player"])
-            for b in body["boxes"]
-        ]
-        decisions = check_bets(settings, bets)
+        # The amounts are Money already (BetsRequest.domain parsed them). The entry's
+        # records are checked as they are, and its decisions made once (issue 21).
+        boxes = [PostedBox(**b) for b in body["boxes"]]
+        decisions = decide_bets(settings, boxes, Decision)
         # Singapore Stud's Magic Card, Lucky Player and Lucky Dealer are drawn by the
         # server when bets close (4.3-4.5), from the caller's secure generator.
         draws = draw(settings, rng)
@@ -98,8 +96,8 @@ class Service:
             table=table,
             round=round_id,
             closed_at=body["closed_at"],
-            boxes=[PostedBox(**b) for b in body["boxes"]],
-            decisions=[Decision.of(d) for d in decisions],
+            boxes=boxes,
+            decisions=decisions,
             draws=None if draws is None else Drawn.of(draws),
         )
 
@@ -124,7 +122,7 @@ class Service:
         if body.get("dealer") is not None:
             d = body["dealer"]
             dealer = DealerHand(parse_hand(d["cards"], ("dealer", "cards")), d.get("dealt_at"))
-        decisions = [_decision(d, voided=rnd.boxes[d["box"]].voided) for d in extras.decisions]
+        decisions = [_decision(d, voided=rnd.boxes[d.box].voided) for d in extras.decisions]
         draws = None if extras.draws is None else entry_draws(extras.draws)
         claims = settle(config.settings, decisions, hands, dealer, draws)
         meter_claims = []
@@ -192,16 +190,9 @@ class _Hands(msgspec.Struct, frozen=True):
     dealer: PostedDealer | None
 
 
-def _decision(d: Mapping[str, Any], *, voided: bool) -> BetDecision:
+def _decision(d: Decision, *, voided: bool) -> BetDecision:
     """A bets decision as the state keeps it, for settling the outcome."""
     if voided:  # a voided box's bets were returned (5.22): it takes no part in the outcome
-        return BetDecision(d["box"], "none", Money(0), Money(0), "void", Money(0), d["player"])
-    return BetDecision(
-        d["box"],
-        d["status"],
-        Money(d["wager"]),
-        Money(d["dealer_wager"]),
-        d["reason"],
-        Money(d["ante"]),
-        d["player"],
-    )
+        return BetDecision(d.box, "none", Money(0), Money(0), "void", Money(0), d.player)
+    status = cast(BetStatus, d.status)  # the rules' (decide_bets), as journaled
+    return BetDecision(d.box, status, d.wager, d.dealer_wager, d.reason, d.ante, d.player)

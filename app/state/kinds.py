@@ -83,7 +83,7 @@ def _prepare_bets(service: FloorData, r: Request, now: int, rng: RandomSource) -
 def _apply_bets(service: FloorData, entry: BetsEntry) -> Result:
     result = service.floor.apply(entry.command(service.table(entry.table).link))
     service.extras[(entry.table, entry.round)] = RoundExtras(
-        to_builtins(entry.boxes), to_builtins(entry.decisions), to_builtins(entry.draws)
+        entry.boxes, entry.decisions, entry.draws
     )
     return result
 

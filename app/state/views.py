@@ -6,6 +6,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+from msgspec import to_builtins
+
 from app.state.floor_data import FloorData
 from app.state.timefmt import format_time
 from jackpot.commands import FixedAward
@@ -164,29 +166,33 @@ def round_awards(service: FloorData, rnd: RoundRecord) -> list[dict[str, Any]]:
 def meters(service: FloorData, link: str | None) -> list[dict[str, Any]]:
     if link is None:
         return []
+    state = service.floor.link(link)
     return [
-        {"link": link, "meter": meter, "value": format_money(value)}
-        for meter, value in service.floor.display_values(link)
+        {"link": link, "meter": meter.id, "value": format_money(value)}
+        for meter, value in zip(state.config.meters, state.display_values(), strict=True)
     ]
 
 
 def bets_answer(service: FloorData, table: str, round_id: str) -> dict[str, Any]:
     rnd = service.floor.round(table, round_id)
     extras = service.extras[(table, round_id)]
+    records = rnd.boxes
     boxes = []
-    # The boxes of a round mostly contribute the same: each amount formatted once (issue 21).
-    texts: dict[int, str] = {}
+    # The boxes of a round mostly contribute the same (the same contributions, often the
+    # very tuple: jackpot/floor.py): each amount summed and formatted once (issue 21).
+    texts: dict[tuple[tuple[int, int], ...], str] = {}
     for decision in extras.decisions:
-        record = rnd.boxes[decision["box"]]
-        item: dict[str, Any] = {"box": decision["box"], "jackpot": decision["status"]}
-        if decision["status"] == "accepted":
-            amount = record.contribution
-            text = texts.get(amount)
+        box, status = decision.box, decision.status
+        if status == "accepted":
+            contributions = records[box].contributions
+            text = texts.get(contributions)
             if text is None:
-                text = texts[amount] = format_money(amount)
-            item["contribution"] = text
-        if decision["reason"]:
-            item["reason"] = decision["reason"]
+                text = texts[contributions] = format_money(sum([m for m, _ in contributions]))
+            item: dict[str, Any] = {"box": box, "jackpot": status, "contribution": text}
+        else:
+            item = {"box": box, "jackpot": status}
+        if decision.reason:
+            item["reason"] = decision.reason
         boxes.append(item)
     answer: dict[str, Any] = {
         "table": table,
@@ -196,7 +202,7 @@ def bets_answer(service: FloorData, table: str, round_id: str) -> dict[str, Any]
         "late": rnd.late,
     }
     if extras.draws is not None:
-        answer["draws"] = extras.draws
+        answer["draws"] = to_builtins(extras.draws)
     return answer
 
 
@@ -230,22 +236,22 @@ def round_view(service: FloorData, table: str, round_id: str) -> dict[str, Any]:
     extras = service.extras[(table, round_id)]
     boxes = []
     for posted, decision in zip(extras.boxes, extras.decisions, strict=True):
-        record = rnd.boxes[posted["box"]]
+        record = rnd.boxes[posted.box]
         item: dict[str, Any] = {
-            "box": posted["box"],
-            "ante": format_money(posted["ante"]),
-            "jackpot": decision["status"],
-            "wager": format_money(posted["jackpot"]),
+            "box": posted.box,
+            "ante": format_money(posted.ante),
+            "jackpot": decision.status,
+            "wager": format_money(posted.jackpot),
             "contribution": format_money(record.contribution),
             "reserve": format_money(record.reserve),
             "voided": record.voided,
         }
-        if posted["jackpot_dealer"]:
-            item["jackpot_dealer"] = format_money(posted["jackpot_dealer"])
-        if posted["player"] is not None:
-            item["player"] = posted["player"]
-        if decision["reason"]:
-            item["reason"] = decision["reason"]
+        if posted.jackpot_dealer:
+            item["jackpot_dealer"] = format_money(posted.jackpot_dealer)
+        if posted.player is not None:
+            item["player"] = posted.player
+        if decision.reason:
+            item["reason"] = decision.reason
         boxes.append(item)
     view: dict[str, Any] = {
         "table": table,
@@ -261,7 +267,7 @@ def round_view(service: FloorData, table: str, round_id: str) -> dict[str, Any]:
         "pending": has_pending(service, table, round_id),
     }
     if extras.draws is not None:
-        view["draws"] = extras.draws
+        view["draws"] = to_builtins(extras.draws)
     if extras.hands is not None:
         view["hands"] = _hands(extras.hands)
     if rnd.void_reason is not None:

@@ -11,6 +11,9 @@ import warnings
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import msgspec
+
+from app.state.entries import Decision, Drawn, PostedBox
 from app.state.floor_state import RoundExtras, Service
 from app.store.packing import pack
 from jackpot import snapshot
@@ -23,7 +26,14 @@ def dump_service(service: Service, seq: int, head: str) -> dict[str, Any]:
         "head": head,
         "floor": snapshot.dump(service.floor),
         "extras": [
-            [table, round_id, e.boxes, e.decisions, e.draws, e.hands]
+            [
+                table,
+                round_id,
+                msgspec.to_builtins(e.boxes),
+                msgspec.to_builtins(e.decisions),
+                msgspec.to_builtins(e.draws),
+                e.hands,
+            ]
             for (table, round_id), e in service.extras.items()
         ],
         "idem": dict(service.idem),
@@ -40,7 +50,12 @@ def load_service(config: Any, state: dict[str, Any]) -> Service:
         state["floor"], list(config.links), config.timing, config.retain_ms
     )
     service.extras = {
-        (table, round_id): RoundExtras(boxes, decisions, draws, hands)
+        (table, round_id): RoundExtras(
+            msgspec.convert(boxes, list[PostedBox]),
+            msgspec.convert(decisions, list[Decision]),
+            msgspec.convert(draws, Drawn | None),
+            hands,
+        )
         for table, round_id, boxes, decisions, draws, hands in state["extras"]
     }
     service.idem = dict(state["idem"])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar
 
 import msgspec
@@ -10,7 +9,6 @@ from msgspec import UNSET, Meta, UnsetType
 
 from app.state.entries.base import Base, Part, Version, version_of
 from jackpot.commands import (
-    BoxWager,
     CloseBets,
     Expire,
     Finalize,
@@ -30,9 +28,9 @@ class PostedBox(Part, frozen=True):
     """A box's bets as posted (money in micro-units)."""
 
     box: int
-    ante: int
-    jackpot: int
-    jackpot_dealer: int
+    ante: Money
+    jackpot: Money
+    jackpot_dealer: Money
     player: str | None
 
 
@@ -41,10 +39,10 @@ class Decision(Part, frozen=True):
 
     box: int
     status: str
-    wager: int
-    dealer_wager: int
+    wager: Money
+    dealer_wager: Money
     reason: str | None
-    ante: int
+    ante: Money
     player: str | None
 
     @classmethod
@@ -64,9 +62,9 @@ class Drawn(Part, frozen=True):
         return cls(str(draws.magic_card), draws.lucky_box, draws.lucky_dealer)
 
 
-def entry_draws(data: Mapping[str, Any]) -> Draws:
-    """A round's draws as the state keeps them (the entry's `draws` as a dict)."""
-    return Draws(parse_card(data["magic_card"]), data["lucky_box"], data["lucky_dealer"])
+def entry_draws(drawn: Drawn) -> Draws:
+    """A round's draws as the rules take them (the entry's `draws`, as the state keeps it)."""
+    return Draws(parse_card(drawn.magic_card), drawn.lucky_box, drawn.lucky_dealer)
 
 
 class BetsEntry(Base, tag="bets", kw_only=True, frozen=True):
@@ -79,10 +77,9 @@ class BetsEntry(Base, tag="bets", kw_only=True, frozen=True):
     draws: Drawn | None
 
     def command(self, link: str | None) -> CloseBets:
-        # The amounts are Money already (integers in the journal's JSON).
-        wagers = tuple(
-            [BoxWager(d.box, Money(d.wager), Money(d.dealer_wager)) for d in self.decisions]
-        )
+        # The decisions are the command's wagers as they are (box, wager, dealer_wager:
+        # Money, integers in the journal's JSON); a returned or no wager is 0.
+        wagers = tuple(self.decisions)
         return CloseBets(self.table, self.round, link, self.closed_at, self.now, wagers)
 
     def body(self) -> dict[str, Any]:

@@ -6,9 +6,11 @@ import random
 from collections import Counter
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from jackpot.money import ZERO, Money
-from tables.bets import BetDecision, BoxBet, TableSettings, check_bets, draw
+from tables.bets import BetDecision, BoxBet, TableSettings, check_bets, decide_bets, draw
 from tables.cards import DECK, Card, Suit
 from tables.errors import InvalidBetError, TablesError
 from tables.games import GameId, game
@@ -224,3 +226,67 @@ def test_draws_cover_every_card_and_box_and_lucky_dealer_about_one_in_n() -> Non
 def test_draw_accepts_a_system_random() -> None:
     drawn = draw(table(GameId.singapore_stud), random.SystemRandom())
     assert drawn is not None and 1 <= drawn.lucky_box <= 7
+
+
+# -- whoever makes the decisions, the rules decide the same (issue 21) -------------------
+
+AMOUNTS = ["0", "0.50", "1.00", "2.00", "10.00", "25.00"]
+# Mostly what a table takes (none, or the prescribed 1.00), sometimes any amount.
+WAGERS = st.one_of(st.sampled_from(["0", "1.00"]), st.sampled_from(AMOUNTS))
+
+
+def expected_decision(settings: TableSettings, b: BoxBet, i: int) -> tuple[object, ...]:
+    """3.4, 3.5, 3.8 and 5.4 and the River rule, as the rules state them: the box's
+    (status, wager, dealer_wager) or the field refused."""
+    game_, one = settings.game, m("1.00")  # the tables below prescribe 1.00
+    if b.jackpot_dealer and not game_.dealer_wager:
+        return ("boxes", i, "jackpot_dealer")
+    if game_.dealer_wager and b.jackpot % one:
+        return ("boxes", i, "jackpot")
+    if game_.dealer_wager and b.jackpot_dealer % one:
+        return ("boxes", i, "jackpot_dealer")
+    if not game_.dealer_wager and not game_.river and b.jackpot not in (0, one):
+        return ("boxes", i, "jackpot")
+    if not (b.jackpot or b.jackpot_dealer):
+        return ("none", 0, 0)
+    if not b.ante:
+        return ("returned", 0, 0)
+    if game_.river and b.jackpot > b.ante:
+        return ("boxes", i, "jackpot")
+    return ("accepted", b.jackpot, b.jackpot_dealer)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.sampled_from(GameId),
+    st.lists(
+        st.tuples(
+            st.sampled_from(["0", "10.00", "25.00"]),
+            WAGERS,
+            st.one_of(st.just("0"), WAGERS),
+            st.sampled_from([None, "p1"]),
+        ),
+        min_size=1,
+        max_size=7,
+    ),
+)
+def test_3_4_3_5_3_8_5_4_decide_bets_follows_the_rules_with_any_maker(
+    game_id: GameId, amounts: list[tuple[str, str, str, str | None]]
+) -> None:
+    settings_ = table(game_id)
+    bets = [
+        BoxBet(box, m(ante), m(jackpot), m(dealer), player)
+        for box, (ante, jackpot, dealer, player) in enumerate(amounts, 1)
+    ]
+    expected = [expected_decision(settings_, b, i) for i, b in enumerate(bets)]
+    refused = next((e for e in expected if e[0] == "boxes"), None)
+    try:
+        made = decide_bets(settings_, bets, lambda *fields: fields)
+    except InvalidBetError as error:
+        assert error.loc == refused
+        return
+    assert refused is None
+    assert [(f[1], f[2], f[3]) for f in made] == expected
+    # The fields in BetDecision's order, as check_bets makes them; ante and player kept.
+    assert [BetDecision(*f) for f in made] == check_bets(settings_, bets)
+    assert [(f[0], f[5], f[6]) for f in made] == [(b.box, b.ante, b.player) for b in bets]
