@@ -70,6 +70,9 @@ class WriterFields:
     # `snapshot_due` weighs. The entries' (ASCII but for names) are counted in characters.
     base_size: int = 0
     since_base_size: int = 0
+    # 0: a snapshot every `snapshot_every` entries whatever the state's size (tests that
+    # need many snapshots of a growing state).
+    snapshot_growth: int = SNAPSHOT_GROWTH
     freeze_every: int = FREEZE_EVERY
     frozen_at: int = 0  # the seq of the last `_freeze`
     task: asyncio.Task[None] | None = None
@@ -120,7 +123,7 @@ class WriterFields:
         return (
             self.snapshot_task is None
             and self.seq - self.base_point[0] >= self.snapshot_every
-            and self.since_base_size >= SNAPSHOT_GROWTH * self.base_size
+            and self.since_base_size >= self.snapshot_growth * self.base_size
         )
 
     def _keep(self, rows: Iterable[JournalRow]) -> None:
