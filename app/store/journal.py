@@ -142,6 +142,10 @@ class MemoryJournal:
         seq = max(self._snapshots)
         return seq, self._snapshots[seq][1]
 
+    async def latest_snapshot_seq(self) -> int | None:
+        self._check_open()
+        return max(self._snapshots, default=None)
+
     async def snapshot_before(self, at_ms: int, upto_seq: int) -> tuple[int, bytes] | None:
         self._check_open()
         seqs = [
@@ -341,6 +345,11 @@ class PostgresJournal:
         # A row stored as text before 0002 is packed here, once: at most the first start.
         packed = record["packed"]
         return record["seq"], pack(record["state"]) if packed is None else packed
+
+    async def latest_snapshot_seq(self) -> int | None:
+        """The seq of `latest_snapshot`, without its bytes: what a standby polls."""
+        seq: int | None = (await self._fetchrow("SELECT max(seq) FROM snapshots"))[0]
+        return seq
 
     async def snapshot_before(self, at_ms: int, upto_seq: int) -> tuple[int, bytes] | None:
         record = await self._fetchrow(

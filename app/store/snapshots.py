@@ -8,8 +8,9 @@ import gc
 import os
 import signal
 import warnings
+import zlib
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -69,10 +70,33 @@ def dump_text(service: Service, seq: int, head: str) -> str:
     return canonical_json(dump_service(service, seq, head))
 
 
-def dump_packed_aside(service: Service, seq: int, head: str) -> Awaitable[bytes]:
+class Dumped(NamedTuple):
+    """A snapshot as stored (`pack`) and the size of its JSON text in UTF-8 bytes: what the
+    writer weighs the journal appended since against (app/writer/fields.py)."""
+
+    packed: bytes
+    text_size: int
+
+
+def text_size(text: str) -> int:
+    """The UTF-8 size of a snapshot's text (without encoding it when it is ASCII)."""
+    return len(text) if text.isascii() else len(text.encode())
+
+
+def packed_text_size(packed: bytes) -> int:
+    """`text_size` of a packed snapshot's text (app/store/packing.py: zlib), unpacked a
+    megabyte at a time, never whole."""
+    unpacking, size = zlib.decompressobj(), 0
+    while packed:
+        size += len(unpacking.decompress(packed, 1 << 20))
+        packed = unpacking.unconsumed_tail
+    return size + len(unpacking.flush())
+
+
+def dump_packed_aside(service: Service, seq: int, head: str) -> Awaitable[Dumped]:
     """`dump_text` of the state as it is at this call, packed for storage (app.store.journal
-    `pack`), without holding up the event loop: await the result (always: it also reaps
-    the child).
+    `pack`), with its text's size, without holding up the event loop: await the result
+    (always: it also reaps the child).
 
     A forked child (copy-on-write: it sees the state as it was at the fork, whatever the
     writer does next) serialises and packs it and writes it to a pipe. The writer is held
@@ -82,7 +106,20 @@ def dump_packed_aside(service: Service, seq: int, head: str) -> Awaitable[bytes]
     interpreter: 92 MB measured joined from the pipe in 64 ms, decoded in 47, encoded in
     48. Without fork (not POSIX) the state is dumped in place.
     """
-    return run_aside(lambda: pack(dump_text(service, seq, head)))
+
+    def work() -> bytes:
+        text = dump_text(service, seq, head)
+        return text_size(text).to_bytes(_SIZE, "big") + pack(text)
+
+    return _dumped(run_aside(work))
+
+
+_SIZE = 8  # the child's answer: the text's size in 8 bytes, then the packed snapshot
+
+
+async def _dumped(aside: Awaitable[bytes]) -> Dumped:
+    data = await aside
+    return Dumped(data[_SIZE:], int.from_bytes(data[:_SIZE], "big"))
 
 
 def run_aside(work: Callable[[], bytes]) -> Awaitable[bytes]:

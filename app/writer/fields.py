@@ -6,7 +6,7 @@ import asyncio
 import random
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +23,12 @@ from app.writer.ports import Broadcast, Metrics, Uncounted
 LOOKUPS = 4
 # First answers kept in memory for retries; older ones are read from the journal.
 REMEMBERED = 100_000
+# A snapshot is due once the journal's text since the base is at least this many times
+# the base's own text (and `snapshot_every` entries): docs/performance.md "Snapshots".
+SNAPSHOT_GROWTH = 1
+# The state is frozen out of the cyclic collector every this many entries applied
+# (app/writer/snapshots.py `_freeze`): docs/performance.md "The cyclic collector".
+FREEZE_EVERY = 1_000
 
 
 def wall_clock_ms() -> int:
@@ -60,6 +66,15 @@ class WriterFields:
     base: bytes = b""
     base_point: tuple[int, str] = (0, GENESIS)
     since_base: list[JournalRow] = field(default_factory=list)
+    # The base's JSON text in bytes and the text of the entries in `since_base`: what
+    # `snapshot_due` weighs. The entries' (ASCII but for names) are counted in characters.
+    base_size: int = 0
+    since_base_size: int = 0
+    # 0: a snapshot every `snapshot_every` entries whatever the state's size (tests that
+    # need many snapshots of a growing state).
+    snapshot_growth: int = SNAPSHOT_GROWTH
+    freeze_every: int = FREEZE_EVERY
+    frozen_at: int = 0  # the seq of the last `_freeze`
     task: asyncio.Task[None] | None = None
     # The group applied while another is being committed, the one being committed, the
     # task committing them, and what the loop waits for before it applies anything more:
@@ -99,6 +114,23 @@ class WriterFields:
         if self.since_base:
             return self.since_base[-1].seq, self.since_base[-1].hash
         return self.base_point
+
+    def snapshot_due(self) -> bool:
+        """Whether to take a snapshot now. One bounds start-up's replay and costs as much
+        as the state is large: after `snapshot_every` entries, it waits until the journal
+        has grown by the base's size, so that a large state is snapshotted in proportion
+        to the work appended (amortised, as log compaction does), a small one as before."""
+        return (
+            self.snapshot_task is None
+            and self.seq - self.base_point[0] >= self.snapshot_every
+            and self.since_base_size >= self.snapshot_growth * self.base_size
+        )
+
+    def _keep(self, rows: Iterable[JournalRow]) -> None:
+        """Committed rows: the base's state is rebuilt with them (`since_base`)."""
+        for row in rows:
+            self.since_base.append(row)
+            self.since_base_size += len(row.entry)
 
     def _row(
         self,

@@ -23,6 +23,7 @@ from typing import Protocol
 from app.store.errors import JournalUnavailable
 from app.store.journal import PostgresJournal
 from app.store.lease import Term
+from app.store.snapshots import packed_text_size
 from app.writer.writer import Writer
 
 log = logging.getLogger("jackpot.leadership")
@@ -125,22 +126,31 @@ class Leadership:
         writer, applied = self.writer, 0
         async for row in self.journal.read(writer.seq):
             writer._replay(row)  # the one call into recovery's replay (app/writer/recovery.py)
-            writer.since_base.append(row)
+            writer._keep((row,))
             applied += 1
         if len(writer.since_base) > writer.snapshot_every:
             await self._rebase()
+        if writer.seq - writer.frozen_at >= writer.freeze_every:
+            writer._freeze()  # as the leader does: the state it follows stays out of the collector
         return applied
 
     async def _rebase(self) -> None:
         """Keep the rows to rebuild from bounded, as the leader's snapshots do for it: the
         latest stored snapshot we have applied becomes our base."""
         writer = self.writer
+        # The seq first, at every poll: the leader snapshots a large state rarely (`snapshot_due`),
+        # and its snapshot is megabytes; it is fetched once it is a newer one we have applied.
+        seq = await self.journal.latest_snapshot_seq()
+        if seq is None or not writer.base_point[0] < seq <= writer.seq:
+            return
         latest = await self.journal.latest_snapshot()
         if latest is None or not writer.base_point[0] < latest[0] <= writer.seq:
             return
         seq, packed = latest
+        # Its size, for `snapshot_due` once we lead: unpacked aside, a megabyte at a time.
+        size = await asyncio.to_thread(packed_text_size, packed)
         head = next(row.hash for row in writer.since_base if row.seq == seq)
-        writer._rebase(packed, seq, head)
+        writer._rebase(packed, seq, head, size)
 
     async def _take_over(self, term: Term) -> None:
         # From here our appends commit only under this epoch; the old leader's cannot.

@@ -9,7 +9,7 @@ from typing import Any
 from app.state.entries import entry_from_dict
 from app.store.journal import JournalRow
 from app.store.packing import unpack_bytes
-from app.store.snapshots import load_service
+from app.store.snapshots import load_service, text_size
 from app.writer.announce import Announcer
 from app.writer.chain import GENESIS, body_sha, loads
 from app.writer.errors import Conflict, Unavailable, Unrecorded
@@ -32,6 +32,7 @@ class Recovery(Announcer):
         # The snapshot is also the base to rebuild from if a commit fails: no second
         # dump of the whole state at start.
         self.base, self.since_base = (b"" if snapshot is None else snapshot[1]), []
+        self.since_base_size = 0
         # Recovery builds many long-lived objects and no garbage cycles: the cyclic
         # collector would walk the growing heap again and again for nothing.
         gc.disable()
@@ -40,17 +41,17 @@ class Recovery(Announcer):
             replayed = 0
             async for row in self.journal.read(self.seq):
                 self._replay(row)
-                self.since_base.append(row)
+                self._keep((row,))
                 replayed += 1
         finally:
             gc.enable()
         return replayed
 
     def _restore(self) -> None:
+        text = unpack_bytes(self.base, self.base_point[0]) if self.base else ""
+        self.base_size = text_size(text)  # the next snapshot waits for as much (`snapshot_due`)
         state: dict[str, Any] = (
-            loads(unpack_bytes(self.base, self.base_point[0]), f"snapshot {self.base_point[0]}")
-            if self.base
-            else {"seq": 0, "head": GENESIS}
+            loads(text, f"snapshot {self.base_point[0]}") if text else {"seq": 0, "head": GENESIS}
         )
         self.service = load_service(self.service.config, state)
         self.seq, self.head = state["seq"], state["head"]
@@ -78,7 +79,7 @@ class Recovery(Announcer):
                     landed.claimed.extend(result.awards)
                 elif isinstance(result, FinalizeResult):
                     landed.finalized.extend(result.finalized)
-                self.since_base.append(row)
+                self._keep((row,))
             self._announce(set(self.service.floor.links), landed.claimed, landed.finalized)
         self.resync = False
 

@@ -119,8 +119,10 @@ class Writer(Requests):
             self.gathering.merge(group)
         if self.committer is None:
             self.committer = asyncio.create_task(self._commit_all(), name="jackpot-commit")
-        if self.seq - self.base_point[0] >= self.snapshot_every and self.snapshot_task is None:
+        if self.snapshot_due():
             self._snapshot()
+        elif self.seq - self.frozen_at >= self.freeze_every:
+            self._freeze()
 
     def _apply(self, batch: list[Submission]) -> Group:
         """Apply each request to the state (a refused one changes nothing)."""
@@ -213,7 +215,7 @@ class Writer(Requests):
         self.metrics.commit(len(group.rows), time.perf_counter() - started, group.staged)
         self.stats["batches"] += 1
         self.stats["rows"] += len(group.rows)
-        self.since_base.extend(group.rows)
+        self._keep(group.rows)
         self.recorded_again()
         return True
 

@@ -720,6 +720,7 @@ async def _ping(dsn: str) -> None:
 async def _history_with_snapshots(journal: Any = None, steps: int = 2_000) -> Floor:
     floor = Floor(journal=journal, seed=5)
     floor.writer.snapshot_every = 300
+    floor.writer.snapshot_growth = 0  # every 300 entries, however large the state grows
     await History(floor, random.Random(11)).run(steps)
     return floor
 

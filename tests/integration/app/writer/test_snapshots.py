@@ -154,8 +154,10 @@ async def test_the_forked_dump_is_the_state_at_the_call_whatever_comes_after() -
         "T01", "R2", {"closed_at": clock.now, "boxes": [_box(2)]}, clock.now, RNG
     )
     service.apply(later)  # the writer goes on while the child serialises
-    text = unpack_bytes(await pending, 1)
+    dumped = await pending
+    text = unpack_bytes(dumped.packed, 1)
     assert text == at_call
+    assert dumped.text_size == len(at_call.encode())
     assert dump_text(service, 1, GENESIS) != at_call
 
 
