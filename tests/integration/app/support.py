@@ -126,3 +126,10 @@ def table_event_script(at: Callable[[int], str]) -> list[tuple[str, str, dict[st
         # (table, round, kind) is the event's key (API.md): another void body is a 409.
         ("POST", "/v1/tables/T02/rounds/R3/void", T02, {"reason": "foreign card (5.8.1)"}),
     ]
+
+
+# The status of each request of `table_event_script`, in order.
+TABLE_EVENT_STATUSES = [
+    200, 200, 409, 401, 403, 422, 422, 422, 422, 422, 404, 422, 200, 200, 200, 405, 307,
+    200, 200, 422, 409,
+]  # fmt: skip
