@@ -61,6 +61,8 @@ class TableLane:
         if method != "POST" or root_path or self.writer.standby:
             return None
         event = PATH.fullmatch(path)
+        if event is None:
+            return None
         length = None
         for name, value in headers:
             if name == b"content-length":

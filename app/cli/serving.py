@@ -222,7 +222,8 @@ class HeadWithBody:
 
 
 class ServingConfig(uvicorn.Config):
-    """uvicorn's Config plus the read timeout GuardedHttpProtocol reads from it."""
+    """uvicorn's Config plus what GuardedHttpProtocol reads from it: the read timeout, the
+    table lane."""
 
     request_read_timeout_s: float = 10.0
     table_lane: TableLane | None = None  # the app's (app/api/table_lane.py), if it has one
