@@ -126,6 +126,10 @@ class WriterFields:
             and self.since_base_size >= self.snapshot_growth * self.base_size
         )
 
+    def freeze_due(self) -> bool:
+        """Whether `freeze_every` entries were applied since the last freeze."""
+        return self.seq - self.frozen_at >= self.freeze_every
+
     def _keep(self, rows: Iterable[JournalRow]) -> None:
         """Committed rows: the base's state is rebuilt with them (`since_base`)."""
         for row in rows:

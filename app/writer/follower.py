@@ -130,7 +130,7 @@ class Leadership:
             applied += 1
         if len(writer.since_base) > writer.snapshot_every:
             await self._rebase()
-        if writer.seq - writer.frozen_at >= writer.freeze_every:
+        if writer.freeze_due():
             writer._freeze()  # as the leader does: the state it follows stays out of the collector
         return applied
 

@@ -11,7 +11,9 @@ from app.writer.recovery import Recovery
 
 log = logging.getLogger("jackpot.writer")
 
-# The generations `_freeze` collects first: FIXME measured.
+# The generations `_freeze` collects first: 0 and 1. Garbage still alive at a young
+# collection waits in generation 1, and a freeze would keep it for ever
+# (tests/integration/app/writer/test_snapshot_cadence.py).
 FREEZE_COLLECTS = 1
 
 

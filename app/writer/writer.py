@@ -121,7 +121,7 @@ class Writer(Requests):
             self.committer = asyncio.create_task(self._commit_all(), name="jackpot-commit")
         if self.snapshot_due():
             self._snapshot()
-        elif self.seq - self.frozen_at >= self.freeze_every:
+        elif self.freeze_due():
             self._freeze()
 
     def _apply(self, batch: list[Submission]) -> Group:

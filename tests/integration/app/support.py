@@ -54,9 +54,10 @@ class FlakyJournal(MemoryJournal):
         await super().append(rows)
 
 
-async def final_royal_flush(client: httpx.AsyncClient, clock: Clock) -> None:
+async def final_royal_flush(client: httpx.AsyncClient, clock: Clock) -> dict[str, Any]:
     """Round T02/R1: box 1 bets 10.00 with a 1.00 jackpot wager, makes a royal flush, and the
-    award is final (the clock past the hold, the round read until it is)."""
+    award is final (the clock past the hold, the round read until it is). Returns the
+    round as read then."""
     t02 = {"Authorization": "Bearer demo-table-T02"}
     await client.post(
         "/v1/tables/T02/rounds/R1/bets", json=bets_body(clock, (1, "10.00", "1.00")), headers=t02
@@ -66,7 +67,10 @@ async def final_royal_flush(client: httpx.AsyncClient, clock: Clock) -> None:
     }
     await client.post("/v1/tables/T02/rounds/R1/outcome", json=outcome, headers=t02)
     clock.now += 5_000
-    await client.get("/v1/tables/T02/rounds/R1?wait=10", headers=t02)
+    view: dict[str, Any] = (
+        await client.get("/v1/tables/T02/rounds/R1?wait=10", headers=t02)
+    ).json()
+    return view
 
 
 async def scrape(client: httpx.AsyncClient) -> Samples:

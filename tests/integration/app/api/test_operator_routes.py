@@ -83,16 +83,8 @@ async def test_seed_change_then_win_then_new_seed_in_place(
         headers=SAM,
     )
     assert r.json()["effective"] == "at the next reset"
-    await client.post(
-        "/v1/tables/T02/rounds/R1/bets", json=bets_body(clock, (1, "10.00", "1.00")), headers=T02
-    )
-    outcome = {
-        "boxes": [{"box": 1, "dealt_at": clock.at(10), "cards": ["AH", "KH", "QH", "JH", "TH"]}]
-    }
-    await client.post("/v1/tables/T02/rounds/R1/outcome", json=outcome, headers=T02)
-    clock.now += 5_000
-    r = await client.get("/v1/tables/T02/rounds/R1?wait=10", headers=T02)
-    assert r.json()["awards"][0]["amount"] == "10000.25"
+    view = await final_royal_flush(client, clock)
+    assert view["awards"][0]["amount"] == "10000.25"
     meter = (await client.get("/v1/links/stud/meters/major", headers=OPERATOR)).json()
     assert (meter["value"], meter["seed"], meter["next_seed"]) == ("15000.00", "15000.00", None)
     audit = (await client.get("/v1/audit", headers=OPERATOR)).json()["audit"]
