@@ -12,14 +12,17 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from jackpot.commands import Expire
 from jackpot.config import Timing
 from jackpot.errors import StateConflictError
-from jackpot.floor_records import FloorRecords
 from jackpot.money import Money
 from jackpot.records import EXPIRED, OPEN, Expiry, RoundRecord
 from jackpot.results import ExpireResult
+
+if TYPE_CHECKING:  # the floor's handler table calls these
+    from jackpot.floor import Floor
 
 Rounds = Mapping[tuple[str, str], RoundRecord]
 
@@ -91,7 +94,7 @@ def expired_error(rnd: RoundRecord, timing: Timing) -> StateConflictError:
     )
 
 
-def expire(floor: FloorRecords, cmd: Expire) -> ExpireResult:
+def expire(floor: Floor, cmd: Expire) -> ExpireResult:
     """The rounds leave the open set: they hold no award back, a later outcome is
     refused, and they are pruned after retain_ms like a settled round. Their
     contributions stay on the meters (they were on display, 4.5.1); a void still

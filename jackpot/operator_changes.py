@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from jackpot.commands import CEILING_BOUND, Correct, ResetMeter, SetSeed
 from jackpot.errors import InvalidCommandError
-from jackpot.floor_records import FloorRecords
 from jackpot.money import format_money
 from jackpot.records import (
     CorrectionRecord,
@@ -14,8 +15,11 @@ from jackpot.records import (
 from jackpot.timeline import RESET, Event
 from jackpot.voids import void_final
 
+if TYPE_CHECKING:  # the floor's handler table calls these
+    from jackpot.floor import Floor
 
-def check_change(floor: FloorRecords, cmd: SetSeed | Correct) -> None:
+
+def check_change(floor: Floor, cmd: SetSeed | Correct) -> None:
     """Refuse, changing nothing, a seed or a correction that the meter's bounds forbid
     now (dual control checks a proposal so; applying it checks again)."""
     link = floor.link(cmd.link)
@@ -43,7 +47,7 @@ def check_change(floor: FloorRecords, cmd: SetSeed | Correct) -> None:
         )
 
 
-def set_seed(floor: FloorRecords, cmd: SetSeed) -> SeedChange:
+def set_seed(floor: Floor, cmd: SetSeed) -> SeedChange:
     check_change(floor, cmd)
     link = floor.link(cmd.link)
     meter = link.meters[floor.meter_index(link, cmd.meter)]
@@ -54,7 +58,7 @@ def set_seed(floor: FloorRecords, cmd: SetSeed) -> SeedChange:
     return change
 
 
-def reset_meter(floor: FloorRecords, cmd: ResetMeter) -> ResetRecord:
+def reset_meter(floor: Floor, cmd: ResetMeter) -> ResetRecord:
     link = floor.link(cmd.link)
     index = floor.meter_index(link, cmd.meter)
     reset_id = f"reset/{link.id}/{cmd.meter}/{len(floor.resets) + 1}"
@@ -67,7 +71,7 @@ def reset_meter(floor: FloorRecords, cmd: ResetMeter) -> ResetRecord:
     return record
 
 
-def correct(floor: FloorRecords, cmd: Correct) -> CorrectionRecord:
+def correct(floor: Floor, cmd: Correct) -> CorrectionRecord:
     link = floor.link(cmd.link)
     meter = link.meters[floor.meter_index(link, cmd.meter)]
     before = meter.value

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from jackpot.commands import Correct, VoidRound
 from jackpot.errors import InvalidCommandError, StateConflictError
-from jackpot.floor_records import FloorRecords
 from jackpot.link import (
     Link,
 )
@@ -18,8 +19,11 @@ from jackpot.records import (
 from jackpot.results import VoidResult
 from jackpot.timeline import RETURN, REVERSAL, Event
 
+if TYPE_CHECKING:  # the floor's handler table calls these
+    from jackpot.floor import Floor
 
-def void_round(floor: FloorRecords, cmd: VoidRound) -> VoidResult:
+
+def void_round(floor: Floor, cmd: VoidRound) -> VoidResult:
     rnd = floor.round(cmd.table, cmd.round)
     if rnd.state == VOID:
         raise StateConflictError(f"round {cmd.round!r} is already void")
@@ -67,7 +71,7 @@ def void_round(floor: FloorRecords, cmd: VoidRound) -> VoidResult:
     return VoidResult(rnd, tuple(reversed_), tuple(cancelled))
 
 
-def reverse_box(floor: FloorRecords, link: Link, rnd: RoundRecord, box: int, version: int) -> None:
+def reverse_box(floor: Floor, link: Link, rnd: RoundRecord, box: int, version: int) -> None:
     """Take one box's contribution back, at the current position (DESIGN.md, voids).
 
     No award dealt before the void changes, pending or final (5.20, 4.5.1): the
@@ -98,7 +102,7 @@ def reverse_box(floor: FloorRecords, link: Link, rnd: RoundRecord, box: int, ver
     event.applied = tuple(applied)
 
 
-def withhold_award(floor: FloorRecords, link: Link, award: AwardRecord, version: int) -> None:
+def withhold_award(floor: Floor, link: Link, award: AwardRecord, version: int) -> None:
     """A voided box's pending award is paid to nobody, at the current position.
 
     It keeps its place on the timeline, so that no award dealt before the void changes
@@ -119,7 +123,7 @@ def withhold_award(floor: FloorRecords, link: Link, award: AwardRecord, version:
     timeline.push(Event(key, award=award.id, meter=award.event.meter, source=award.event))
 
 
-def void_final(floor: FloorRecords, cmd: Correct) -> None:
+def void_final(floor: Floor, cmd: Correct) -> None:
     """5.24: void a round whose award is final; its awards stand (they were paid)."""
     if cmd.table is None or cmd.round is None:
         raise InvalidCommandError("void_round needs the table and the round", ("round",))

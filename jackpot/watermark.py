@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from jackpot.floor_records import FloorRecords
+from typing import TYPE_CHECKING
+
+from jackpot.commands import Finalize
 from jackpot.link import (
     IN_RETURN,
     Link,
@@ -27,8 +29,12 @@ from jackpot.records import (
 from jackpot.results import FinalizeResult
 from jackpot.timeline import CONTRIBUTION, RESET, RETURN, REVERSAL, WIN, Event
 
+if TYPE_CHECKING:  # the floor's handler table calls these
+    from jackpot.floor import Floor
 
-def finalize(floor: FloorRecords) -> FinalizeResult:
+
+def finalize(floor: Floor, cmd: Finalize) -> FinalizeResult:
+    """Advance the watermark to the floor's time (`cmd.now`, or later if it stepped back)."""
     now, timing = floor.now, floor.timing
     finalized: list[AwardRecord | ResetRecord] = []
     reversed_: list[str] = []
@@ -106,7 +112,7 @@ def finalize(floor: FloorRecords) -> FinalizeResult:
     )
 
 
-def _withheld(floor: FloorRecords, link: Link, event: Event, value_before: Money) -> AwardRecord:
+def _withheld(floor: Floor, link: Link, event: Event, value_before: Money) -> AwardRecord:
     """A voided award at its place (`_withhold`): it takes its amount for nobody."""
     amount, funding, held = withhold(link.meters, event)
     event.applied = ((amount, held),)  # for its RETURN (jackpot.link.give_back)
@@ -116,7 +122,7 @@ def _withheld(floor: FloorRecords, link: Link, event: Event, value_before: Money
     return award
 
 
-def _prune(floor: FloorRecords) -> tuple[tuple[str, str], ...]:
+def _prune(floor: Floor) -> tuple[tuple[str, str], ...]:
     """Drop rounds settled or void more than retain_ms ago (their awards stay)."""
     pruned = []
     while floor.done and floor.done[0][0] < floor.now - floor.retain_ms:

@@ -78,7 +78,7 @@ class Verifier:
         self.discrepancies: list[Discrepancy] = []
         self.discrepancy_count = 0
         self.money = Settlement(self.service, self._flag)
-        # Settled rounds are pruned from the state after a while (jackpot/floor.py): the
+        # Settled rounds are pruned from the state after a while (jackpot/watermark.py): the
         # counts are kept here, as the entries go by.
         self.rounds = self.void_rounds = self.fixed_awards = self.fixed_total = 0
         self.expired_rounds = 0

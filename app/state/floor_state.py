@@ -38,8 +38,9 @@ from app.state.floor_data import TableConfig as TableConfig
 from app.state.kinds import KINDS
 from jackpot.commands import SEMANTICS
 from jackpot.errors import ClockSkewError, OpenRoundsLimitError, UnknownError
-from jackpot.floor import Floor, Result, check_awaits_outcome
+from jackpot.floor import Floor, Result
 from jackpot.money import Money
+from jackpot.outcomes import check_awaits_outcome
 from tables.bets import BetDecision, BetStatus, RandomSource, decide_bets, draw
 from tables.cards import parse_hand
 from tables.hands import BoxHand, DealerHand

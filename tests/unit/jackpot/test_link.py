@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jackpot.commands import ResetMeter, SetSeed
+from jackpot.commands import Finalize, ResetMeter, SetSeed
 from jackpot.errors import InvalidCommandError
 from jackpot.floor import Floor
 from jackpot.money import Rate
@@ -62,6 +62,6 @@ def _all_final(f: Floor) -> Floor:
     """A copy of the floor with every pending event final, as finalize applies them."""
     copy = load(dump(f), [link.config for link in f.links.values()], TIMING)
     copy.now = f.now + 10 * TIMING.round_timeout_ms  # open rounds stale: they hold nothing
-    copy.finalize()
+    copy.apply(Finalize(copy.now))
     assert not copy.links["stud"].timeline.heap
     return copy
