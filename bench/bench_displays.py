@@ -88,7 +88,7 @@ def serve(port: int, args: argparse.Namespace, redis_url: str | None) -> None:
     from app.config.floor_file import load_floor
     from app.config.settings import Settings
     from app.display.broadcaster import Broadcaster, MemoryBackend
-    from app.display.routes import display_router
+    from app.display.link_routes import display_router
 
     lag = {"max_ms": 0.0}
     found: list[Broadcaster] = []

@@ -46,10 +46,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.audit.checkpoint import Checkpoint  # noqa: E402
-from app.audit.report import format_report  # noqa: E402
+from app.audit.findings import format_report  # noqa: E402
+from app.audit.replay_check import Verifier  # noqa: E402
 from app.audit.segments import without_cyclic_gc  # noqa: E402
-from app.audit.verifier import Verifier  # noqa: E402
-from app.audit.verify import verify  # noqa: E402
+from app.audit.verify_run import verify  # noqa: E402
 from app.state.floor_state import FloorConfig, Service, TableConfig  # noqa: E402
 from app.store.database import create_pool, migrate, start_embedded  # noqa: E402
 from app.store.journal import JournalRow, PostgresJournal  # noqa: E402

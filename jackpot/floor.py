@@ -39,7 +39,7 @@ from jackpot.records import (
     PastFixed,
     ResetRecord,
     RoundRecord,
-    SeedChange,
+    SeedChangeRecord,
 )
 from jackpot.results import (
     BetsResult,
@@ -83,7 +83,7 @@ class Floor:
         self.rounds: dict[tuple[str, str], RoundRecord] = {}
         self.awards: dict[str, AwardRecord] = {}
         self.resets: dict[str, ResetRecord] = {}
-        self.seed_changes: list[SeedChange] = []
+        self.seed_changes: list[SeedChangeRecord] = []
         self.corrections: list[CorrectionRecord] = []
         # The fixed awards of pruned rounds, in pruning order: like meter awards, every
         # fixed award stays listed (a pruned round can no longer be voided: they are final).

@@ -10,7 +10,7 @@ from jackpot.money import format_money
 from jackpot.records import (
     CorrectionRecord,
     ResetRecord,
-    SeedChange,
+    SeedChangeRecord,
 )
 from jackpot.timeline import RESET, Event
 from jackpot.voids import void_final
@@ -47,13 +47,13 @@ def check_change(floor: Floor, cmd: SetSeed | Correct) -> None:
         )
 
 
-def set_seed(floor: Floor, cmd: SetSeed) -> SeedChange:
+def set_seed(floor: Floor, cmd: SetSeed) -> SeedChangeRecord:
     check_change(floor, cmd)
     link = floor.link(cmd.link)
     meter = link.meters[floor.meter_index(link, cmd.meter)]
     before = meter.next_seed if meter.next_seed is not None else meter.seed
     meter.next_seed = cmd.seed  # takes effect at the meter's next reset (API.md)
-    change = SeedChange(link.id, cmd.meter, before, cmd.seed, floor.now, cmd.by, cmd.reason)
+    change = SeedChangeRecord(link.id, cmd.meter, before, cmd.seed, floor.now, cmd.by, cmd.reason)
     floor.seed_changes.append(change)
     return change
 

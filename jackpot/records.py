@@ -119,7 +119,7 @@ class ResetRecord:
 
 
 @dataclass(slots=True)
-class SeedChange:
+class SeedChangeRecord:
     link: str
     meter: str
     before: int

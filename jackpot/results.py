@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from jackpot.records import AwardRecord, CorrectionRecord, ResetRecord, RoundRecord, SeedChange
+from jackpot.records import (
+    AwardRecord,
+    CorrectionRecord,
+    ResetRecord,
+    RoundRecord,
+    SeedChangeRecord,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +54,7 @@ Result = (
     | VoidResult
     | FinalizeResult
     | ExpireResult
-    | SeedChange
+    | SeedChangeRecord
     | ResetRecord
     | CorrectionRecord
 )

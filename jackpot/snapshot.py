@@ -29,7 +29,7 @@ from jackpot.records import (
     PastFixed,
     ResetRecord,
     RoundRecord,
-    SeedChange,
+    SeedChangeRecord,
 )
 from jackpot.timeline import REVERSAL, Event, Key
 
@@ -276,7 +276,7 @@ def load(
         assert ev is not None
         reset = ResetRecord(event=ev, funding=_unfunding(rd["funding"]), **plain)
         floor.resets[reset.id] = reset
-    floor.seed_changes = [SeedChange(**c) for c in data["seed_changes"]]
+    floor.seed_changes = [SeedChangeRecord(**c) for c in data["seed_changes"]]
     floor.corrections = [CorrectionRecord(**c) for c in data["corrections"]]
     floor.past_fixed = [
         PastFixed(p[0], p[1], p[2], _unfixed(p[4:], p[10]), p[3])

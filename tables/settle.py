@@ -26,7 +26,7 @@ EIGHT_OR_BETTER_LOW = "eight_or_better_low"
 
 
 @dataclass(frozen=True, slots=True)
-class MeterClaim:
+class ShareClaim:
     """A major award: `share` of the meter's value at `dealt_at` (4.5). At singapore_stud a
     dealer's-hand win is claimed once per dealer-hand wager (target "dealer")."""
 
@@ -54,7 +54,7 @@ class FixedClaim:
     target: Target = "player"
 
 
-Claim = MeterClaim | FixedClaim
+Claim = ShareClaim | FixedClaim
 
 
 def _claim(
@@ -63,7 +63,7 @@ def _claim(
 ) -> Claim:  # fmt: skip
     if isinstance(pay, MeterShare):
         assert hand is not None
-        return MeterClaim(box, target, hand, pay.share, dealt_at, wager)
+        return ShareClaim(box, target, hand, pay.share, dealt_at, wager)
     amount = pay.amount if isinstance(pay, FixedAmount) else pay.of(wager)
     return FixedClaim(box, kind, hand, amount, for_box, target)
 

@@ -29,11 +29,11 @@ from app.api.table_routes import table_event_handlers
 from app.config.floor_config import floor_config
 from app.config.floor_file import Floor as FloorFile
 from app.config.settings import Settings
-from app.console.routes import console_router
+from app.console.page_routes import console_router
 from app.display.broadcaster import Broadcaster, MemoryBackend
-from app.display.routes import display_router
+from app.display.link_routes import display_router
 from app.ops.logs import RequestContextMiddleware
-from app.ops.metrics import Metrics, metrics_router
+from app.ops.metrics import PrometheusMetrics, metrics_router
 from app.state.floor_state import Service
 from app.state.views import meters
 from app.store.journal import Journal
@@ -69,7 +69,7 @@ def create_app(
             link.id, config.currency, [(m.id, m.name or m.id) for m in link.meters]
         )
     resources = Resources(journal=journal)
-    metrics = Metrics()
+    metrics = PrometheusMetrics()
     writer = Writer(
         Service(config), journal if journal is not None else _unset_journal(), metrics=metrics
     )
@@ -235,7 +235,7 @@ def create_display_app(settings: Settings, floor: FloorFile) -> FastAPI:
     app = FastAPI(title="Jackpot displays", version="1", lifespan=lifespan)
     app.state.ready = False
     problems.install(app)
-    metrics = Metrics()
+    metrics = PrometheusMetrics()
     metrics.watch_broadcaster(broadcaster)
     app.state.metrics = metrics
     app.add_middleware(RequestContextMiddleware, access_log=settings.access_log, metrics=metrics)

@@ -28,7 +28,7 @@ from app.api.auth import Principal, Tokens
 from app.api.problems import AuthError
 from app.api.requests import Auth, TableId, time_range
 from app.audit.history import HistoryQuery, history_aside
-from app.state.floor_views import TableActivity, floor_view
+from app.state.live_views import TableActivity, floor_view
 from app.writer.writer import Writer
 
 SUBPROTOCOL = "jackpot"

@@ -13,7 +13,7 @@ from app.api.auth import Principal, Tokens
 from app.api.requests import Auth, TableId, read_body, request_body, time_range
 from app.api.responses import JSON_OR_CSV, JSONResponse
 from app.api.schemas import CorrectionRequest, ResetRequest, SeedRequest
-from app.audit.reports import COLUMNS, Reports, to_csv
+from app.audit.reconciliation import COLUMNS, Reports, to_csv
 from app.state.audit_views import AUDIT_COLUMNS, audit_csv_row, audit_matches
 from app.state.floor_state import Service
 from app.state.operator_views import audit_view, proposal_view

@@ -1,5 +1,5 @@
 """The HTTP routes, per audience: the tables' (app.api.table_routes) and the operators'
-(app.api.operator_routes); the displays' are app.display.routes."""
+(app.api.operator_routes); the displays' are app.display.link_routes."""
 
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ from starlette.responses import PlainTextResponse, Response
 from app.api.requests import TableEvent
 from app.api.table_fastpath import PATH, TableEvents, server_error_handler
 from app.ops.logs import enter_request, leave_request, request_done
-from app.ops.metrics import Metrics
+from app.ops.metrics import PrometheusMetrics
 from app.writer.writer import Writer
 
 log = logging.getLogger("uvicorn.error")  # where the ASGI path logs the same failure
@@ -44,7 +44,7 @@ class TableLane:
         writer: Writer,
         *,
         limit: int,
-        metrics: Metrics | None,
+        metrics: PrometheusMetrics | None,
         access_log: bool,
     ) -> None:
         self.events = events

@@ -1,7 +1,7 @@
 """A meter's history over a period, for the console's chart: its value after each journal
 entry that changed it, with every award, reset, correction and seed change marked.
 
-Read from the journal like the reconciliation (app/audit/reports.py): the last snapshot
+Read from the journal like the reconciliation (app/audit/reconciliation.py): the last snapshot
 before the period, the entries after it, in a forked process. Values are the meter's
 final value (`final_value`: what the watermark has passed), so the first point is the
 reconciliation's opening value and the last its closing value, to the cent.
@@ -17,14 +17,14 @@ from typing import Any
 
 import orjson
 
-from app.audit.reports import UNBOUNDED, _Replay
+from app.audit.reconciliation import UNBOUNDED, _Replay
 from app.state.floor_state import FloorConfig
 from app.state.timefmt import format_time
 from app.store.errors import JournalUnavailable
 from app.store.journal import Journal, PostgresJournal, read_only_journal
 from app.store.snapshots import run_aside
 from jackpot.money import format_money
-from jackpot.records import FINAL, AwardRecord, CorrectionRecord, ResetRecord, SeedChange
+from jackpot.records import FINAL, AwardRecord, CorrectionRecord, ResetRecord, SeedChangeRecord
 from jackpot.results import FinalizeResult
 from jackpot.snapshot import loads_exact
 
@@ -117,7 +117,7 @@ def _marks(result: object, link: str, meter: str, marked: set[str]) -> list[dict
                 "value_before": format_money(item.value_before),
                 "value_after": format_money(item.value_after),
             })  # fmt: skip
-        elif isinstance(item, SeedChange) and (item.link, item.meter) == (link, meter):
+        elif isinstance(item, SeedChangeRecord) and (item.link, item.meter) == (link, meter):
             marks.append({
                 "kind": "seed", "by": item.by, "reason": item.reason,
                 "seed_before": format_money(item.before), "seed": format_money(item.after),

@@ -13,8 +13,8 @@ from typing import Any, Protocol
 import orjson
 
 from app.audit.checkpoint import Checkpoint, snapshot_sha256, stored_snapshot
-from app.audit.report import KEEP, Discrepancy, Report
-from app.audit.verifier import Verifier
+from app.audit.findings import KEEP, Discrepancy, Report
+from app.audit.replay_check import Verifier
 from app.state.floor_state import FloorConfig
 from app.store.journal import JournalSource, read_only_journal
 

@@ -23,7 +23,7 @@ from app.config.demo import DEMO_FLOOR
 if TYPE_CHECKING:
     from rich.progress import TaskID
 
-    from app.audit.report import Report
+    from app.audit.findings import Report
     from app.state.floor_state import FloorConfig
 
 
@@ -146,7 +146,7 @@ def main_verify(args: argparse.Namespace) -> int:
     """`jackpot verify`: 0 when the journal verifies, 1 with discrepancies, 2 on bad input."""
     from app.audit.checkpoint import Checkpoint
     from app.audit.export import journal_dsn
-    from app.audit.verify import verify
+    from app.audit.verify_run import verify
     from app.config.floor_file import FloorError
     from app.store.journal import read_only_journal
 
@@ -191,7 +191,7 @@ def main_verify(args: argparse.Namespace) -> int:
 
 
 def _print(report: Report) -> int:
-    from app.audit.report import format_report
+    from app.audit.findings import format_report
 
     print(format_report(report))
     return 0 if report.ok else 1

@@ -97,7 +97,7 @@ TokenHash = Annotated[str, BeforeValidator(_sha256)]
 Currency = Annotated[str, BeforeValidator(_currency)]
 
 
-class Role(StrEnum):
+class OperatorRole(StrEnum):
     operator = "operator"  # reads everything, reports
     supervisor = "supervisor"  # changes seeds, resets meters, corrections
 
@@ -136,7 +136,7 @@ class TableSection(_Section):
 
 class OperatorSection(_Section):
     name: Ident
-    role: Role
+    role: OperatorRole
     token_sha256: TokenHash
 
 

@@ -31,7 +31,7 @@ from contextvars import ContextVar, Token
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from app.ops.metrics import Metrics
+    from app.ops.metrics import PrometheusMetrics
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -216,7 +216,7 @@ class RequestContextMiddleware:
     """
 
     def __init__(
-        self, app: ASGIApp, *, access_log: bool = False, metrics: Metrics | None = None
+        self, app: ASGIApp, *, access_log: bool = False, metrics: PrometheusMetrics | None = None
     ) -> None:
         self.app = app
         self.access_log = access_log
@@ -275,7 +275,12 @@ def enter_request(headers: Iterable[tuple[bytes, bytes]], path: str) -> tuple[st
 
 
 def request_done(
-    metrics: Metrics | None, access_log: bool, method: str, path: str, status: int, started: float
+    metrics: PrometheusMetrics | None,
+    access_log: bool,
+    method: str,
+    path: str,
+    status: int,
+    started: float,
 ) -> None:
     """A request answered: its status counted, and its access line if asked for."""
     if status and metrics is not None:

@@ -1,6 +1,6 @@
 """Prometheus metrics: what the writer counts on its hot path, and gauges read at scrape time.
 
-Two kinds of figures, both exported by one collector on the Metrics' own registry (not
+Two kinds of figures, both exported by one collector on the metrics' own registry (not
 prometheus_client's global one: a test may build several apps in one process):
 
 - **counted**: events by kind, table and outcome, late events, group-commit batch sizes
@@ -96,19 +96,19 @@ def _le(bound: float) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class Staged:
+class StagedCounts:
     """Counts staged for one group of requests, counted once it is answered."""
 
     events: list[tuple[str, str, str]]
     late: list[str]
 
-    def merge(self, later: Staged) -> None:
+    def merge(self, later: StagedCounts) -> None:
         """A group merged into the one gathered before it brings its counts along."""
         self.events.extend(later.events)
         self.late.extend(later.late)
 
 
-class Metrics:
+class PrometheusMetrics:
     """The registry, the hot-path counters and the scrape-time readings of one process."""
 
     def __init__(self, *, process: bool = True) -> None:
@@ -153,20 +153,20 @@ class Metrics:
     def late(self, kind: str) -> None:
         self.late_events[kind] = self.late_events.get(kind, 0) + 1
 
-    def take(self) -> Staged:
+    def take(self) -> StagedCounts:
         """What is staged so far, for the group it belongs to (the writer applies the next
         group while this one is being committed); staging starts afresh."""
-        staged = Staged(self._staged, self._staged_late)
+        staged = StagedCounts(self._staged, self._staged_late)
         self._staged, self._staged_late = [], []
         return staged
 
-    def commit(self, rows: int, seconds: float, staged: Staged | None = None) -> None:
+    def commit(self, rows: int, seconds: float, staged: StagedCounts | None = None) -> None:
         """A group of `rows` journal entries was committed in `seconds`."""
         self.batch_rows.observe(rows)
         self.commit_seconds.observe(seconds)
         self.settle(staged)
 
-    def settle(self, staged: Staged | None = None) -> None:
+    def settle(self, staged: StagedCounts | None = None) -> None:
         """The staged requests (of `staged`, else all so far) are answered: committed, or
         nothing needed committing."""
         staged = self.take() if staged is None else staged
@@ -226,7 +226,7 @@ class Metrics:
 class _Collector:
     """Turns the counted ints and the readings into metric families at scrape time."""
 
-    def __init__(self, metrics: Metrics) -> None:
+    def __init__(self, metrics: PrometheusMetrics) -> None:
         self.metrics = metrics
 
     def collect(self) -> Iterator[Metric]:
@@ -277,7 +277,7 @@ def _family(reading: Read) -> Metric | None:
     return family
 
 
-def metrics_router(metrics: Metrics) -> APIRouter:
+def metrics_router(metrics: PrometheusMetrics) -> APIRouter:
     """`GET /metrics` in the Prometheus text format."""
     router = APIRouter(tags=["service"])
 

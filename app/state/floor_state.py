@@ -32,10 +32,10 @@ from app.state.entries import (
     entry_from_dict,
 )
 from app.state.entries import idempotency_key as idempotency_key
-from app.state.floor_data import FloorConfig as FloorConfig
-from app.state.floor_data import RoundExtras as RoundExtras
-from app.state.floor_data import TableConfig as TableConfig
 from app.state.kinds import KINDS
+from app.state.shape import FloorConfig as FloorConfig
+from app.state.shape import RoundExtras as RoundExtras
+from app.state.shape import TableConfig as TableConfig
 from jackpot.commands import SEMANTICS
 from jackpot.errors import ClockSkewError, OpenRoundsLimitError, UnknownError
 from jackpot.floor import Floor, Result

@@ -31,8 +31,8 @@ from app.state.entries import (
     entry_from_dict,
     idempotency_key,
 )
-from app.state.floor_data import FloorData, RoundExtras
 from app.state.operator_views import operator_answer
+from app.state.shape import FloorData, RoundExtras
 from app.state.views import bets_answer, outcome_answer, void_answer
 from jackpot.errors import StateConflictError, UnknownError
 from jackpot.floor import FinalizeResult, Result, VoidResult

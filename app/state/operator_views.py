@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.state.floor_data import FloorData
+from app.state.shape import FloorData
 from app.state.timefmt import format_time
 from app.state.views import reset_view
 from jackpot.money import format_money
-from jackpot.records import CorrectionRecord, ResetRecord, SeedChange
+from jackpot.records import CorrectionRecord, ResetRecord, SeedChangeRecord
 
 
 def operator_answer(service: FloorData, kind: str, result: object) -> dict[str, Any]:
-    if isinstance(result, SeedChange):
+    if isinstance(result, SeedChangeRecord):
         return {
             "link": result.link,
             "meter": result.meter,

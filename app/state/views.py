@@ -8,7 +8,7 @@ from typing import Any
 
 from msgspec import to_builtins
 
-from app.state.floor_data import FloorData
+from app.state.shape import FloorData
 from app.state.timefmt import format_time
 from jackpot.commands import FixedAward
 from jackpot.money import RATE_SCALE, format_money

@@ -35,7 +35,7 @@ class JournalRow:
 
 
 class JournalSource(Protocol):
-    """What a replay reads (app/audit/verify.py): the stored journal, or an export of it."""
+    """What a replay reads (app/audit/verify_run.py): the stored journal, or an export of it."""
 
     async def last(self) -> JournalRow | None:
         """The row with the highest seq."""
@@ -208,7 +208,7 @@ class PostgresJournal:
         dsn: str | None = None,
     ):
         self._pool = pool
-        # Where a process of its own may connect (app/audit/reports.py: the reconciliation).
+        # Where a process of its own may connect (app/audit/reconciliation.py: the reconciliation).
         self.dsn = dsn
         self._owns_pool = owns_pool
         # The epoch of the lease this writer holds (app/store/lease.py): every append

@@ -15,7 +15,7 @@ from fastapi import FastAPI
 from playwright.async_api import Page, async_playwright, expect
 
 from app.display.broadcaster import Broadcaster, MemoryBackend
-from app.display.routes import display_router
+from app.display.link_routes import display_router
 from tests.e2e.support import ROOT
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -20,7 +20,7 @@ from tables.evaluate import (
 )
 from tables.games import GameId, game
 from tables.hands import BoxHand, DealerHand, check_hands, hand_size
-from tables.settle import MeterClaim, settle
+from tables.settle import ShareClaim, settle
 
 five_cards = st.lists(st.sampled_from(DECK), min_size=5, max_size=5, unique=True)
 three_cards = st.lists(st.sampled_from(DECK), min_size=3, max_size=3, unique=True)
@@ -159,7 +159,7 @@ def test_settle_never_pays_a_box_without_an_accepted_wager(r: Round) -> None:
         bet = accepted[claim.box]
         wager = bet.dealer_wager if claim.target == "dealer" else bet.wager
         assert wager > 0
-        if isinstance(claim, MeterClaim):
+        if isinstance(claim, ShareClaim):
             assert r.settings.game.uses_meter and claim.share > 0
         else:
             assert claim.amount > 0

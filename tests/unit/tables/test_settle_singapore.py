@@ -7,7 +7,7 @@ import pytest
 from jackpot.money import Rate
 from tables.errors import TablesError
 from tables.games import GameId
-from tables.settle import Claim, FixedClaim, MeterClaim
+from tables.settle import Claim, FixedClaim, ShareClaim
 
 from .rounds import DEALER_DEALT_AT, bet, dealer, dealt_at, draws, hand, m, play, table
 
@@ -22,13 +22,13 @@ def player_claims(cards: str, wager: str = "2.00") -> list[Claim]:
 
 def test_4_2_royal_flush_wins_100_percent_of_the_progressive_jackpot() -> None:
     assert player_claims("AD KD QD JD 10D") == [
-        MeterClaim(3, "player", "royal_flush", Rate(10_000), dealt_at(3), m("2.00"))
+        ShareClaim(3, "player", "royal_flush", Rate(10_000), dealt_at(3), m("2.00"))
     ]
 
 
 def test_4_2_straight_flush_wins_10_percent_of_the_progressive_jackpot() -> None:
     assert player_claims("JH 10H 9H 8H 7H") == [
-        MeterClaim(3, "player", "straight_flush", Rate(1_000), dealt_at(3), m("2.00"))
+        ShareClaim(3, "player", "straight_flush", Rate(1_000), dealt_at(3), m("2.00"))
     ]
 
 
@@ -81,8 +81,8 @@ def test_4_5_1_dealer_royal_flush_one_claim_per_dealer_wager_in_box_order() -> N
         dealer("AD KD QD JD 10D"), NO_DRAWS,
     )  # fmt: skip
     assert claims == [
-        MeterClaim(1, "dealer", "royal_flush", Rate(10_000), DEALER_DEALT_AT, m("2.00")),
-        MeterClaim(6, "dealer", "royal_flush", Rate(10_000), DEALER_DEALT_AT, m("1.00")),
+        ShareClaim(1, "dealer", "royal_flush", Rate(10_000), DEALER_DEALT_AT, m("2.00")),
+        ShareClaim(6, "dealer", "royal_flush", Rate(10_000), DEALER_DEALT_AT, m("1.00")),
     ]
 
 
@@ -153,7 +153,7 @@ def test_4_5_hand_magic_card_and_lucky_awards_all_stack() -> None:
         draws(magic_card="JD", lucky_box=3, lucky_dealer=True),
     )
     assert claims == [
-        MeterClaim(3, "player", "royal_flush", Rate(10_000), dealt_at(3), m("1")),
+        ShareClaim(3, "player", "royal_flush", Rate(10_000), dealt_at(3), m("1")),
         FixedClaim(3, "fixed", "four_of_a_kind", m("500"), target="dealer"),
         FixedClaim(3, "magic_card", None, m("5")),
         FixedClaim(3, "lucky_player", None, m("5")),

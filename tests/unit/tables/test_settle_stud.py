@@ -8,7 +8,7 @@ from jackpot.money import Rate
 from tables.bets import BetDecision
 from tables.errors import InvalidBetError, InvalidHandError, TablesError
 from tables.games import GameId
-from tables.settle import FixedClaim, MeterClaim, settle
+from tables.settle import FixedClaim, ShareClaim, settle
 
 from .rounds import bet, dealer, dealt_at, draws, hand, m, play, table
 
@@ -17,21 +17,21 @@ MULTI = GameId.multi_link_casino_stud
 BOTH = [CASINO, MULTI]
 
 
-def claims_for(game_id: GameId, cards: str, folded: bool = False) -> list[MeterClaim | FixedClaim]:
+def claims_for(game_id: GameId, cards: str, folded: bool = False) -> list[ShareClaim | FixedClaim]:
     return play(table(game_id), [bet(3)], [hand(3, cards, folded)])
 
 
 @pytest.mark.parametrize("game_id", BOTH)
 def test_4_2_royal_flush_wins_100_percent_of_the_progressive_jackpot(game_id: GameId) -> None:
     assert claims_for(game_id, "AD KD QD JD 10D") == [
-        MeterClaim(3, "player", "royal_flush", Rate(10_000), dealt_at(3), m("1.00"))
+        ShareClaim(3, "player", "royal_flush", Rate(10_000), dealt_at(3), m("1.00"))
     ]
 
 
 @pytest.mark.parametrize("game_id", BOTH)
 def test_4_2_straight_flush_wins_10_percent_of_the_progressive_jackpot(game_id: GameId) -> None:
     assert claims_for(game_id, "QC JC 10C 9C 8C") == [
-        MeterClaim(3, "player", "straight_flush", Rate(1_000), dealt_at(3), m("1.00"))
+        ShareClaim(3, "player", "straight_flush", Rate(1_000), dealt_at(3), m("1.00"))
     ]
 
 
@@ -73,7 +73,7 @@ def test_3_12_1_casino_stud_fold_forfeits_jackpot() -> None:
 
 def test_3_12_1_multi_link_fold_keeps_jackpot() -> None:
     assert claims_for(MULTI, "AD KD QD JD 10D", folded=True) == [
-        MeterClaim(3, "player", "royal_flush", Rate(10_000), dealt_at(3), m("1.00"))
+        ShareClaim(3, "player", "royal_flush", Rate(10_000), dealt_at(3), m("1.00"))
     ]
     assert claims_for(MULTI, "KC KH KD KS JH", folded=True) == [
         FixedClaim(3, "fixed", "four_of_a_kind", m("2000"))
@@ -112,8 +112,8 @@ def test_4_5_1_two_major_winners_at_one_table_are_claimed_in_box_order_with_deal
         [hand(5, "AD KD QD JD 10D"), hand(2, "9S 8S 7S 6S 5S")],
     )
     assert claims == [
-        MeterClaim(2, "player", "straight_flush", Rate(1_000), dealt_at(2), m("1")),
-        MeterClaim(5, "player", "royal_flush", Rate(10_000), dealt_at(5), m("1")),
+        ShareClaim(2, "player", "straight_flush", Rate(1_000), dealt_at(2), m("1")),
+        ShareClaim(5, "player", "royal_flush", Rate(10_000), dealt_at(5), m("1")),
     ]
 
 
@@ -124,7 +124,7 @@ def test_claims_follow_a_tables_pay_table_overrides() -> None:
     )
     assert claims == [
         FixedClaim(1, "fixed", "four_of_a_kind", m("600")),
-        MeterClaim(2, "player", "royal_flush", Rate(5_000), dealt_at(2), m("1")),
+        ShareClaim(2, "player", "royal_flush", Rate(5_000), dealt_at(2), m("1")),
     ]
 
 

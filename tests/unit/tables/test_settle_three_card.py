@@ -6,20 +6,20 @@ import pytest
 
 from jackpot.money import Rate
 from tables.games import GameId
-from tables.settle import FixedClaim, MeterClaim
+from tables.settle import FixedClaim, ShareClaim
 
 from .rounds import bet, dealer, dealt_at, hand, m, play, table
 
 TCP = GameId.three_card_poker
 
 
-def one_box(cards: str, folded: bool = False) -> list[MeterClaim | FixedClaim]:
+def one_box(cards: str, folded: bool = False) -> list[ShareClaim | FixedClaim]:
     return play(table(TCP), [bet(4)], [hand(4, cards, folded)])
 
 
 def test_4_4_akq_spades_wins_100_percent_of_the_progressive_jackpot() -> None:
     assert one_box("AS KS QS") == [
-        MeterClaim(4, "player", "akq_spades", Rate(10_000), dealt_at(4), m("1"))
+        ShareClaim(4, "player", "akq_spades", Rate(10_000), dealt_at(4), m("1"))
     ]
 
 
@@ -66,7 +66,7 @@ def test_4_7_envy_bonus_250_for_akq_spades_to_every_other_box_with_a_jackpot_bet
     )
     assert claims == [
         FixedClaim(1, "envy", "akq_spades", m("250"), for_box=2),
-        MeterClaim(2, "player", "akq_spades", Rate(10_000), dealt_at(2), m("1")),
+        ShareClaim(2, "player", "akq_spades", Rate(10_000), dealt_at(2), m("1")),
         FixedClaim(3, "envy", "akq_spades", m("250"), for_box=2),
     ]
 
@@ -161,7 +161,7 @@ def test_4_7_one_envy_bonus_per_hitting_hand_including_for_other_hitters() -> No
         FixedClaim(1, "fixed", "akq", m("1250")),
         FixedClaim(1, "envy", "akq_spades", m("250"), for_box=2),
         FixedClaim(1, "envy", "akq", m("50"), for_box=5),
-        MeterClaim(2, "player", "akq_spades", Rate(10_000), dealt_at(2), m("1")),
+        ShareClaim(2, "player", "akq_spades", Rate(10_000), dealt_at(2), m("1")),
         FixedClaim(2, "envy", "akq", m("50"), for_box=1),
         FixedClaim(2, "envy", "akq", m("50"), for_box=5),
     ]
@@ -173,5 +173,5 @@ def test_4_4_envy_bonus_follows_pay_table_overrides() -> None:
     assert claims == [
         FixedClaim(1, "fixed", "straight", m("20")),
         FixedClaim(1, "envy", "akq_spades", m("500"), for_box=2),
-        MeterClaim(2, "player", "akq_spades", Rate(10_000), dealt_at(2), m("1")),
+        ShareClaim(2, "player", "akq_spades", Rate(10_000), dealt_at(2), m("1")),
     ]

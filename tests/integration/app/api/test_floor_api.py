@@ -219,7 +219,7 @@ async def test_console_page_and_files_are_served_with_a_strict_policy(
     script = await client.get("/console/static/main.js")
     assert script.headers["content-type"].startswith("text/javascript")
     assert (await client.get("/console/static/console.html")).status_code == 404
-    assert (await client.get("/console/static/..%2Froutes.py")).status_code == 404
+    assert (await client.get("/console/static/..%2Fpage_routes.py")).status_code == 404
     static = Path(__file__).resolve().parents[4] / "app" / "console" / "static"
     for source in static.glob("*.js"):
         assert "innerHTML" not in source.read_text(), f"{source.name}: server strings as HTML"

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 import pytest
 
 from app.api.schemas import CorrectionRequest
-from app.audit.reports import Reports, reconciliation
+from app.audit.reconciliation import Reports, reconciliation
 from app.config.floor_config import floor_config
 from app.config.floor_file import load_floor
 from app.state.floor_state import FloorConfig, Service

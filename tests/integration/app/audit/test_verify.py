@@ -27,11 +27,11 @@ from hypothesis import strategies as st
 
 from app.audit.checkpoint import Checkpoint
 from app.audit.export import export_line
-from app.audit.report import Report, first_difference, format_report
-from app.audit.reports import reconciliation
+from app.audit.findings import Report, first_difference, format_report
+from app.audit.reconciliation import reconciliation
+from app.audit.replay_check import Verifier
 from app.audit.segments import plan_segments
-from app.audit.verifier import Verifier
-from app.audit.verify import verify
+from app.audit.verify_run import verify
 from app.cli.audit import main_verify
 from app.state.floor_state import FloorConfig, Service, TableConfig
 from app.state.views import round_view

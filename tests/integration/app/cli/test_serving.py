@@ -17,7 +17,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from app.cli.serving import MAX_HEAD_BYTES, WS_MAX_SIZE, uvicorn_config
 from app.config.settings import Settings
 from app.display.broadcaster import Broadcaster, MemoryBackend
-from app.display.routes import display_router
+from app.display.link_routes import display_router
 
 QUIET = 3600.0
 READ_TIMEOUT_S = 0.5

@@ -22,7 +22,7 @@ from app.config.floor_file import load_floor
 from app.config.settings import Settings
 from app.display.broadcaster import Broadcaster, MemoryBackend
 from app.display.frames import DisplayWebSocketProtocol
-from app.display.routes import display_router
+from app.display.link_routes import display_router
 from app.store.journal import JournalRow, MemoryJournal
 from tests.integration.app.support import KeptJournal
 from tests.support import DEMO, T01, Clock

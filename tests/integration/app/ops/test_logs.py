@@ -21,7 +21,7 @@ from websockets.typing import Subprotocol
 from app.cli.serving import uvicorn_config
 from app.config.settings import Settings
 from app.display.broadcaster import Broadcaster, MemoryBackend
-from app.display.routes import display_router
+from app.display.link_routes import display_router
 from app.ops.logs import (
     JsonFormatter,
     RequestContextMiddleware,
@@ -29,7 +29,7 @@ from app.ops.logs import (
     TextFormatter,
     configure,
 )
-from app.ops.metrics import Metrics
+from app.ops.metrics import PrometheusMetrics
 
 log = logging.getLogger("jackpot.test")
 
@@ -60,7 +60,7 @@ def restore_logging() -> Iterator[None]:
         logger.propagate = propagate
 
 
-def build(*, access_log: bool = False, metrics: Metrics | None = None) -> FastAPI:
+def build(*, access_log: bool = False, metrics: PrometheusMetrics | None = None) -> FastAPI:
     app = FastAPI()
 
     @app.post("/v1/tables/{table}/rounds/{round}/bets")
@@ -156,7 +156,7 @@ async def test_no_access_log_unless_asked() -> None:
 
 
 async def test_answers_are_counted_by_status_errors_too() -> None:
-    metrics = Metrics(process=False)
+    metrics = PrometheusMetrics(process=False)
     app = build(metrics=metrics)
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:

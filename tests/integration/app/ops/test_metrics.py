@@ -15,7 +15,7 @@ from app.config.floor_file import load_floor
 from app.config.settings import Settings
 from app.display.broadcaster import Broadcaster, MemoryBackend
 from app.ops.logs import RequestContextMiddleware
-from app.ops.metrics import Metrics
+from app.ops.metrics import PrometheusMetrics
 from app.state.timefmt import format_time
 from app.store.journal import MemoryJournal
 from tests.integration.app.support import FlakyJournal, Samples, scrape, value
@@ -117,7 +117,7 @@ async def test_a_voided_pending_award_is_no_longer_counted_pending(
 async def test_displays_connected_are_read_from_the_broadcaster() -> None:
     broadcaster = Broadcaster(MemoryBackend())
     broadcaster.configure_link("stud", "SGD", [("major", "Major")])
-    metrics = Metrics(process=False)
+    metrics = PrometheusMetrics(process=False)
     metrics.watch_broadcaster(broadcaster)
     await broadcaster.start()
     try:
@@ -141,7 +141,7 @@ def parse(text: str) -> Samples:
 
 
 def test_outcomes_are_counted_once_the_group_is_through() -> None:
-    metrics = Metrics(process=False)
+    metrics = PrometheusMetrics(process=False)
     metrics.applied("bets", "T01", object())
     metrics.retry("bets", "T02")
     assert metrics.events == {}  # not answered yet: the group is not committed
@@ -170,7 +170,7 @@ def test_outcomes_are_counted_once_the_group_is_through() -> None:
 
 
 def test_a_reading_that_fails_is_left_out_not_the_scrape() -> None:
-    metrics = Metrics(process=False)
+    metrics = PrometheusMetrics(process=False)
 
     def broken() -> int:
         raise RuntimeError("state changing under us")
@@ -183,7 +183,7 @@ def test_a_reading_that_fails_is_left_out_not_the_scrape() -> None:
 
 
 def test_each_app_has_its_own_registry() -> None:
-    one, two = Metrics(), Metrics()
+    one, two = PrometheusMetrics(), PrometheusMetrics()
     one.event("bets", "T01", "refused")
     assert "jackpot_events_total{" in one.text().decode()
     assert "jackpot_events_total{" not in two.text().decode()
@@ -264,7 +264,7 @@ def exported_names() -> set[str]:
     from app.display.redis_backend import RedisBackend
 
     app = create_app(Settings(), load_floor(DEMO), journal=MemoryJournal())
-    metrics = Metrics()
+    metrics = PrometheusMetrics()
     metrics.watch_writer(app.state.writer)
     # A writer on PostgreSQL also reads its lease (app/writer/follower.py's Leadership).
     lease = SimpleNamespace(leading=True, epoch=1, takeovers=0, lease_age_s=lambda: 0.0)

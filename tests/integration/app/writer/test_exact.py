@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from app.api.application import create_app
 from app.api.schemas import OutcomeRequest
 from app.audit.export import export_line
-from app.audit.verify import verify
+from app.audit.verify_run import verify
 from app.config.floor_config import floor_config
 from app.config.floor_file import FloorError, load_floor, parse_floor
 from app.config.settings import Settings

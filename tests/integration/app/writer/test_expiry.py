@@ -128,7 +128,7 @@ async def test_a_void_of_an_expired_round_reverses_its_contributions(
 async def test_the_journal_replays_and_verifies_with_expire_entries(
     app_client: tuple[Writer, httpx.AsyncClient], clock: Clock
 ) -> None:
-    from app.audit.verify import verify
+    from app.audit.verify_run import verify
     from tests.support import replayed
 
     writer, client = app_client

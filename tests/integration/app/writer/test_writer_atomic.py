@@ -22,7 +22,7 @@ import app.writer.chain
 import app.writer.writer
 from app.api.application import create_app
 from app.api.schemas import BetsRequest, OutcomeRequest, VoidRequest
-from app.audit.verify import verify
+from app.audit.verify_run import verify
 from app.config.floor_config import floor_config
 from app.config.floor_file import load_floor
 from app.config.settings import Settings

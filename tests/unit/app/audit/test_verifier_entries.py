@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from app.audit.verifier import Verifier
+from app.audit.replay_check import Verifier
 from app.config.floor_config import floor_config
 from app.config.floor_file import load_floor
 from app.state.floor_state import FloorConfig, Service

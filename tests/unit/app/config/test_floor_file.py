@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from app.config.floor_file import Floor, FloorError, Role, load_floor, parse_floor, token_hash
+from app.config.floor_file import (
+    Floor,
+    FloorError,
+    OperatorRole,
+    load_floor,
+    parse_floor,
+    token_hash,
+)
 from jackpot.money import Money, Rate
 from tables.games import GameId
 from tests.support import DEMO, H1, H2, H3, HEADER, table
@@ -46,9 +53,9 @@ def test_the_demo_tokens_in_the_comment_match_the_hashes() -> None:
     for n, t in enumerate(floor.tables, start=1):
         assert t.token_sha256 == token_hash(f"demo-table-T0{n}")
     assert [(o.name, o.role, o.token_sha256) for o in floor.operators] == [
-        ("olivia", Role.operator, token_hash("demo-operator")),
-        ("sam", Role.supervisor, token_hash("demo-supervisor")),
-        ("sue", Role.supervisor, token_hash("demo-supervisor-2")),
+        ("olivia", OperatorRole.operator, token_hash("demo-operator")),
+        ("sam", OperatorRole.supervisor, token_hash("demo-supervisor")),
+        ("sue", OperatorRole.supervisor, token_hash("demo-supervisor-2")),
     ]
 
 

@@ -7,9 +7,9 @@ import contextlib
 import dataclasses
 
 from app.audit.checkpoint import Checkpoint, snapshot_sha256, stored_snapshot
-from app.audit.report import Discrepancy, Report
+from app.audit.findings import Discrepancy, Report
+from app.audit.replay_check import Verifier
 from app.audit.segments import Progress, Segment, in_processes, merge, plan_segments, verify_segment
-from app.audit.verifier import Verifier
 from app.state.floor_state import FloorConfig
 from app.store.journal import JournalSource
 

@@ -29,7 +29,7 @@ from typing import Any
 from msgspec import structs, to_builtins
 
 from app.audit.checkpoint import Checkpoint
-from app.audit.report import KEEP, Discrepancy, MeterTotals, Report, first_difference
+from app.audit.findings import KEEP, Discrepancy, MeterTotals, Report, first_difference
 from app.audit.settlement import Settlement
 from app.state.entries import (
     ApproveEntry,
