@@ -1,8 +1,9 @@
 """What the journal's kinds and the answer views read and change of the floor's state.
 
 `FloorData` is the shape of `app/state/floor_state.Service`, which applies entries through
-the kinds (app/state/kinds.py) and answers through the views: the kinds and the views
-depend on this shape, not on the service, so the state's modules import one way.
+the kinds (app/state/kinds.py) and answers through the views: the kinds, the views and
+the preparation of entries (app/state/preparation.py) depend on this shape, not on the
+service, so the state's modules import one way.
 """
 
 from __future__ import annotations
