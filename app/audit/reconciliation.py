@@ -38,7 +38,7 @@ log = logging.getLogger("jackpot.reports")
 
 # reversed_*: voided contributions taken back at the void's position; awards_withheld:
 # what voided awards took at their place for nobody, awards_returned: what came back of
-# it to the meter (DESIGN.md, voids).
+# it to the meter (docs/design.md, voids).
 COLUMNS = (
     "link", "meter", "opening_value", "opening_reserve", "contributions_meter",
     "contributions_reserve", "reversed_meter", "reversed_reserve", "awards",
@@ -109,7 +109,7 @@ async def reconciliation(
     meters = []
     for (link, meter), close in closing.items():
         report = reconcile(opening[(link, meter)], close)
-        # Money on the wire has two places (API.md); contributions carry sub-cent
+        # Money on the wire has two places (docs/api.md); contributions carry sub-cent
         # amounts, so the same figures to the micro-unit are in `exact` (and the CSV),
         # where opening + flows = closing holds to the last digit.
         row: dict[str, Any] = {"link": link, "meter": meter}

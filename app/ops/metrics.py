@@ -140,7 +140,7 @@ class PrometheusMetrics:
 
     def applied(self, kind: str, table: str | None, result: object) -> None:
         """An event the core accepted; counted when its group is committed, with the
-        late parts of it (DESIGN.md: late bets, a late outcome, a late meter award)."""
+        late parts of it (docs/design.md: late bets, a late outcome, a late meter award)."""
         self._staged.append((kind, table or "", "accepted"))
         if isinstance(result, BetsResult):
             if result.round.late:

@@ -1,6 +1,6 @@
 """The journal port: append-only entries and snapshots, in memory and in PostgreSQL.
 
-Durability contract (DESIGN.md "Durable before acknowledged"): `append` returns only
+Durability contract (docs/design.md "Durable before acknowledged"): `append` returns only
 once every row of the batch is committed, and commits all of them or none. The writer
 acknowledges nothing (no HTTP answer, no broadcast) before `append` has returned; that
 ordering is the caller's job, not this module's. One transaction per batch is what makes
