@@ -26,7 +26,7 @@ class LinkConfig:
 
 @dataclass(frozen=True, slots=True)
 class Timing:
-    """DESIGN.md "When an award is final": all in milliseconds."""
+    """docs/design.md "The watermark": all in milliseconds."""
 
     hold_ms: int = 2_000
     round_timeout_ms: int = 180_000

@@ -45,7 +45,7 @@ class Link:
         raise KeyError(meter)
 
     def watermark_at(self, now: int, timing: Timing) -> int:
-        """Every event with a time strictly before this is final (DESIGN.md, the watermark).
+        """Every event with a time strictly before this is final (docs/design.md "The watermark").
 
         An award dealt at t is final when (1) the server's clock has passed t + hold, so
         every bets-closed event with a time <= t has arrived, and (2) no open round on

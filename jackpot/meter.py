@@ -10,7 +10,7 @@ from jackpot.money import FULL_SHARE, Money, share_of
 
 @dataclass(slots=True)
 class Funding:
-    """How a reset brought the meter back to its seed (DESIGN.md: reserve first, then house)."""
+    """How a reset brought the meter back to its seed (docs/design.md "Money")."""
 
     seed: Money
     from_reserve: Money
@@ -108,7 +108,7 @@ class Meter:
         """Apply a contribution; returns what actually went to (meter, reserve)."""
         ceiling = self.config.ceiling
         if ceiling is not None and self.value + to_meter > ceiling:
-            # Beyond the ceiling contributions go to the reserve (API.md, floor file).
+            # Beyond the ceiling contributions go to the reserve (docs/api.md, floor file).
             kept = max(0, ceiling - self.value)
             self.overflow += to_meter - kept
             to_reserve += to_meter - kept
@@ -126,7 +126,8 @@ class Meter:
 
         When the contribution is no longer in the meter (a reset since took it), or the
         meter or reserve holds less than it (an award or a reset used it), the house
-        covers the difference: a meter never goes negative (DESIGN.md, decisions).
+        covers the difference: a meter never goes negative (docs/design.md "Where the rules
+        are silent: our decisions").
         `gross`: counted in reversed_*, else (entry version 1) out of to_meter/to_reserve.
         """
         take = min(self.value, from_meter) if in_meter else 0

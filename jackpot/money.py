@@ -34,7 +34,7 @@ FULL_SHARE = Rate(RATE_SCALE)
 #   - an odds award is at most MAX_ODDS x the wager: 1,000 x MAX_MONEY = 1.0e18, 1/9 of
 #     int64 (the rules' largest is Singapore Stud's 500 to 1, 4.2);
 #   - a contribution is at most the wager (rate + reserve_rate <= 1): a meter's lifetime
-#     totals (the ledger, DESIGN.md "money is conserved") grow by at most MAX_MONEY an
+#     totals (the ledger, docs/design.md "Money") grow by at most MAX_MONEY an
 #     entry. A floor of 1,000 tables x 7 boxes x 60 rounds an hour, all year, makes 3.7e9
 #     wagers a year: at an average jackpot wager of 10 units, int64 lasts 250 years;
 #   - the reconciliation's and verify's sums over many rows are Python ints (unbounded).
@@ -109,7 +109,7 @@ def format_rate(rate: int) -> str:
 
 
 def floor_cents(amount: int) -> Money:
-    """Round down to a whole cent: awards are paid in whole cents (DESIGN.md, money)."""
+    """Round down to a whole cent: awards are paid in whole cents (docs/design.md "Money")."""
     return Money(amount - amount % CENT)
 
 

@@ -28,7 +28,7 @@ def check_change(floor: FloorRecords, cmd: SetSeed | Correct) -> None:
     if ceiling is None or cmd.version < CEILING_BOUND:
         return  # no ceiling, or written before the ceiling bounded them: replayed as applied
     # The floor file's bound (app/config/floor_file.py): a reset never takes the meter
-    # beyond its ceiling, beyond which contributions go to the reserve (API.md).
+    # beyond its ceiling, beyond which contributions go to the reserve (docs/api.md).
     if isinstance(cmd, SetSeed) and cmd.seed > ceiling:
         raise InvalidCommandError(
             f"seed {format_money(cmd.seed)} is above the meter's ceiling {format_money(ceiling)}",
@@ -48,7 +48,7 @@ def set_seed(floor: FloorRecords, cmd: SetSeed) -> SeedChange:
     link = floor.link(cmd.link)
     meter = link.meters[floor.meter_index(link, cmd.meter)]
     before = meter.next_seed if meter.next_seed is not None else meter.seed
-    meter.next_seed = cmd.seed  # takes effect at the meter's next reset (API.md)
+    meter.next_seed = cmd.seed  # takes effect at the meter's next reset (docs/api.md)
     change = SeedChange(link.id, cmd.meter, before, cmd.seed, floor.now, cmd.by, cmd.reason)
     floor.seed_changes.append(change)
     return change

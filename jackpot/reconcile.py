@@ -67,13 +67,13 @@ class Reconciliation:
 
     house_cover_meter: int = 0
     house_cover_reserve: int = 0
-    # Voided contributions taken back at the void's position (DESIGN.md, voids): out of
+    # Voided contributions taken back at the void's position (docs/design.md "Voids"): out of
     # the meter and the reserve, or covered by the house where they no longer held them.
     reversed_meter: int = 0
     reversed_reserve: int = 0
     # A voided box's pending award takes its amount at its place for nobody (withheld)
     # and gives it back to the meter (returned): its reset's seed at once, the rest at the
-    # void's position (DESIGN.md, voids). Not in `awards`: nobody was paid.
+    # void's position (docs/design.md "Voids"). Not in `awards`: nobody was paid.
     awards_withheld: int = 0
     awards_returned: int = 0
 

@@ -31,8 +31,8 @@ class FinalizeResult:
     stale: tuple[RoundRecord, ...]  # rounds that just passed round_timeout
     pruned: tuple[tuple[str, str], ...] = ()  # settled rounds no longer kept in memory
     reversed: tuple[str, ...] = ()  # "table/round/box": voided contributions now reversed
-    # Voided awards that took their amount at their place, paid to nobody (DESIGN.md,
-    # voids), and the awards whose amount just returned to the meter at the void's position.
+    # Voided awards that took their amount at their place, paid to nobody (docs/design.md
+    # "Voids"), and the awards whose amount just returned to the meter at the void's position.
     withheld: tuple[AwardRecord, ...] = ()
     returned: tuple[str, ...] = ()
 

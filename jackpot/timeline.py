@@ -1,6 +1,6 @@
 """A link's timeline: events ordered by event time, final once the watermark passes them.
 
-DESIGN.md "Time, order and money": contributions take effect at their round's
+docs/design.md "Time, order and money": contributions take effect at their round's
 closed_at, wins at their box's dealt_at. Events after the watermark are pending and
 kept in a heap ordered by `Key`; finalising pops them in that order and applies them
 to the meters, so that arrival order within the bounds never changes a result.
@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 # Same instant: contributions first (a win at t includes every contribution with
-# time <= t, DESIGN.md), then wins, then operator resets, then the reversals of voided
+# time <= t, docs/design.md), then wins, then operator resets, then the reversals of voided
 # contributions, then the returns of voided awards' amounts (a void takes effect at the
 # current position: an award dealt at or before its instant keeps what it was dealt, 5.20).
 CONTRIBUTION, WIN, RESET, REVERSAL, RETURN = 0, 1, 2, 3, 4

@@ -31,7 +31,7 @@ def void_round(floor: FloorRecords, cmd: VoidRound) -> VoidResult:
     for award_id in rnd.awards:
         award = floor.awards[award_id]
         if award.box in voided and award.state == FINAL:
-            # DESIGN.md: a final major award cannot be voided; that is an audited
+            # docs/design.md: a final major award cannot be voided; that is an audited
             # operator correction (5.24).
             raise StateConflictError(
                 f"the {award.hand} award of box {award.box} is already final: "
@@ -68,7 +68,7 @@ def void_round(floor: FloorRecords, cmd: VoidRound) -> VoidResult:
 
 
 def reverse_box(floor: FloorRecords, link: Link, rnd: RoundRecord, box: int, version: int) -> None:
-    """Take one box's contribution back, at the current position (DESIGN.md, voids).
+    """Take one box's contribution back, at the current position (docs/design.md "Voids").
 
     No award dealt before the void changes, pending or final (5.20, 4.5.1): the
     reversal is an event at `now` on the timeline, after every event before it, and

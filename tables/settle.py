@@ -154,7 +154,7 @@ def _singapore(
                 claims.append(_extra(game, "lucky_player", bet.box, bet.wager, "player"))
         if bet.dealer_wager:
             # A dealer's royal or straight flush: one claim per dealer-hand wager, all at
-            # the dealer's dealt_at, paid in box order (4.5.1, DESIGN.md).
+            # the dealer's dealt_at, paid in box order (4.5.1, docs/design.md).
             claims += _hand_claim(
                 game, dealer_row, bet.box, bet.dealer_wager, dealer.dealt_at, "dealer"
             )

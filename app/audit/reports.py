@@ -1,11 +1,9 @@
 """Reports for operators and auditors: reconciliation of every meter over a period.
 
-The reconciliation reads the journal (the only source of truth for money): every
-meter's ledger at the period's start and end, from the last snapshot before each and the
-entries after it, and shows opening + flows = closing. Amounts are exact (micro-units,
-six places): sub-cent contributions are carried, so a report in cents could not balance.
-
-It is computed away from the writer: in a forked process (app/store/snapshots.py `run_aside`)
+Read from the journal, the only source of truth for money: every meter's ledger at the
+period's start and end, from the last snapshot before each and the entries after it,
+opening + flows = closing, exact to the micro-unit (sub-cent contributions are carried).
+Computed away from the writer, in a forked process (app/store/snapshots.py `run_aside`)
 with a connection of its own, one at a time, and kept by period and journal head.
 """
 
@@ -38,7 +36,7 @@ log = logging.getLogger("jackpot.reports")
 
 # reversed_*: voided contributions taken back at the void's position; awards_withheld:
 # what voided awards took at their place for nobody, awards_returned: what came back of
-# it to the meter (DESIGN.md, voids).
+# it to the meter (docs/design.md "Voids").
 COLUMNS = (
     "link", "meter", "opening_value", "opening_reserve", "contributions_meter",
     "contributions_reserve", "reversed_meter", "reversed_reserve", "awards",
@@ -109,7 +107,7 @@ async def reconciliation(
     meters = []
     for (link, meter), close in closing.items():
         report = reconcile(opening[(link, meter)], close)
-        # Money on the wire has two places (API.md); contributions carry sub-cent
+        # Money on the wire has two places (docs/api.md); contributions carry sub-cent
         # amounts, so the same figures to the micro-unit are in `exact` (and the CSV),
         # where opening + flows = closing holds to the last digit.
         row: dict[str, Any] = {"link": link, "meter": meter}

@@ -1,6 +1,6 @@
 """The money checks of the replay: every meter's ledger, every final award's amount and
 reset funding, awards final in event order, and voids' reversals and returns at their
-position (4.2, 4.5.1, 4.5.2; DESIGN.md, voids)."""
+position (4.2, 4.5.1, 4.5.2; docs/design.md "Voids")."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ class Settlement:
     def expect_reversals(
         self, row: JournalRow, table: str, round_id: str, amounts: dict[int, int]
     ) -> None:
-        """A void reverses at the current position (DESIGN.md, voids): each reversal it put
+        """A void reverses at the current position (docs/design.md "Voids"): each reversal it put
         on the timeline stands at the void's instant and, when final, takes back exactly
         what the void answered for that box."""
         link_id = self.table_link.get(table)
@@ -102,7 +102,7 @@ class Settlement:
     ) -> None:
         """A voided award takes its amount at its place for nobody; what its own reset's
         seed does not use returns to the meter at its void's position, exactly once
-        (DESIGN.md, voids)."""
+        (docs/design.md "Voids")."""
         expected = {link: [0, 0] for link in before}
         for award in withheld:
             if award.state != VOID or award.amount is None:
@@ -152,8 +152,8 @@ class Settlement:
                 )
 
     def check_meters(self, row: JournalRow, links: Iterable[str]) -> None:
-        """The ledger identity of every meter the entry may have changed (DESIGN.md: money
-        is conserved at every instant; a meter never goes negative)."""
+        """The ledger identity of every meter the entry may have changed (docs/design.md
+        "Money": conserved at every instant; a meter never goes negative)."""
         for link_id in links:
             link = self.service.floor.links[link_id]
             for meter in link.meters:
@@ -223,7 +223,7 @@ class Settlement:
             rest = value - amount
             # A 100 % award resets the meter: the remainder counts toward the seed, the
             # reserve and then the house fund the rest; a remainder above the seed stays.
-            # A voided award's own amount funds its seed first (DESIGN.md, voids).
+            # A voided award's own amount funds its seed first (docs/design.md "Voids").
             need = max(0, f.seed - rest - (amount if award.state == VOID else 0))
             if (
                 f.to_reserve

@@ -1,4 +1,4 @@
-"""The floor configuration file (API.md "Floor configuration"): TOML in, validated models out."""
+"""The floor configuration file (docs/api.md "Floor configuration"): TOML in, models out."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def _decimal_text(parse: Callable[[str], _T], example: str) -> Callable[[object]
     """A validator of money or a rate: a decimal string only."""
 
     # A TOML float would already have lost exactness ("0.1"), and an integer looks like
-    # a float's cousin: money is a string everywhere (API.md conventions), here too.
+    # a float's cousin: money is a string everywhere (docs/api.md "Conventions"), here too.
     def validate(value: object) -> _T:
         if not isinstance(value, str):
             raise ValueError(f'must be a decimal string such as "{example}"')

@@ -10,7 +10,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class Settings(BaseSettings):
-    """API.md "Running". DATABASE_URL, REDIS_URL and JACKPOT_CONFIG keep their plain names
+    """docs/api.md "Running". DATABASE_URL, REDIS_URL and JACKPOT_CONFIG keep their plain names
     (what docker-compose and twelve-factor tooling set); everything else is JACKPOT_*.
 
     Code may pass the field names directly: `Settings(database_url=..., config=...)`.
@@ -42,7 +42,7 @@ class Settings(BaseSettings):
     commit_max_batch: int = Field(default=512, ge=1)
     # A snapshot of the floor's state every this many journal entries (bounds replay time).
     snapshot_every: int = Field(default=20_000, ge=1)
-    # None: displays need no token (DESIGN.md "Who may do what").
+    # None: displays need no token (docs/design.md "Who may do what").
     display_token: str | None = None
     # Logging (app.ops.logs): JACKPOT_LOG_FORMAT=json for one JSON object a line, else text.
     log_format: Literal["text", "json"] = "text"
@@ -50,7 +50,7 @@ class Settings(BaseSettings):
     # JACKPOT_ACCESS_LOG=1: one line per HTTP request (off: the writer's hot path).
     access_log: bool = False
     # A request body above this is refused (413) before it is read whole: the largest
-    # table event (52 boxes, API.md) is under 16 KiB.
+    # table event (52 boxes, docs/api.md) is under 16 KiB.
     max_body_bytes: int = Field(default=65_536, ge=1_024)
     # Connection limits (app/cli/serving.py; docs/operations.md "Limits"), per process: beyond
     # max_connections open connections (display websockets included) new requests and

@@ -74,7 +74,7 @@ class LinkState:
             win = {k: v for k, v in message.items() if k not in ("type", "seq", "link")}
             award = str(win.get("award_id"))
             if win.get("state") == "final":
-                # An award is listed once (DESIGN.md, Broadcast: final once): a second
+                # An award is listed once (docs/design.md "Broadcast": final once): a second
                 # final for it (a restarted writer, say) replaces the first.
                 self.pending.pop(award, None)
                 if any(str(w.get("award_id")) == award for w in self.recent):
@@ -82,7 +82,7 @@ class LinkState:
                     self.recent = deque(kept, maxlen=RECENT_WINS)
                 self.recent.appendleft(win)
             elif win.get("state") == "void":
-                # DESIGN.md, the watermark: "jackpot pending" ends; nobody won it.
+                # docs/design.md "The watermark": "jackpot pending" ends; nobody won it.
                 self.pending.pop(award, None)
             else:
                 self.pending[award] = win

@@ -1,22 +1,12 @@
 """Prometheus metrics: what the writer counts on its hot path, and gauges read at scrape time.
 
-Two kinds of figures, both exported by one collector on the Metrics' own registry (not
-prometheus_client's global one: a test may build several apps in one process):
-
-- **counted**: events by kind, table and outcome, late events, group-commit batch sizes
-  and commit latency, HTTP answers by status. The writer bumps plain ints in dicts (a
-  dict increment, ~0.1 us; a prometheus_client Counter child takes a lock and costs about
-  four times that). Everything runs on the event loop's thread, so nothing needs a lock.
-- **read**: queue depth, pending awards, open and stale rounds, displays, journal seq,
-  database and Redis status. Callables registered with `read()` (`watch_writer`,
-  `watch_broadcaster` register the standard ones) run only when Prometheus scrapes:
-  nothing is computed per request.
-
-An event's outcome is only known once its group is committed: `applied` and `retry`
-*stage* it; `commit` (the group is durable) or `settle` (nothing needed committing)
-count what was staged; `unavailable` drops it and counts the group's requests as
-refused with a 503; `discard` drops it when the writer applies the group again. So
-`accepted` never counts an event that was not recorded, nor one twice.
+One collector on the Metrics' own registry (a test may build several apps in one process).
+Counted figures are plain ints in dicts, bumped on the event loop's thread (no lock);
+read figures are callables (`read()`) run only when Prometheus scrapes. An event's
+outcome is known once its group is committed: `applied` and `retry` stage it, `commit`
+or `settle` count what was staged, `unavailable` counts the group as refused (503),
+`discard` drops it when the writer applies the group again: `accepted` never counts an
+event that was not recorded, nor one twice. Names: docs/operations.md.
 """
 
 from __future__ import annotations
@@ -140,7 +130,8 @@ class Metrics:
 
     def applied(self, kind: str, table: str | None, result: object) -> None:
         """An event the core accepted; counted when its group is committed, with the
-        late parts of it (DESIGN.md: late bets, a late outcome, a late meter award)."""
+        late parts of it (docs/design.md "Late events": late bets, a late outcome, a late
+        meter award)."""
         self._staged.append((kind, table or "", "accepted"))
         if isinstance(result, BetsResult):
             if result.round.late:

@@ -1,11 +1,10 @@
 """The application state: the jackpot Floor plus what the tables tell us, driven by entries.
 
-Every accepted request becomes one journal entry (app/state/entries.py). `prepare` checks
-a request against the rules and the state and builds its entry without changing anything;
+Every accepted request becomes one journal entry (app/state/entries/). `prepare` checks a
+request against the rules and the state and builds its entry without changing anything;
 `apply` applies an entry (by its kind: app/state/kinds.py). The writer calls both;
-recovery calls only `apply`, so a
-replayed entry never re-derives a result from configuration that may since have changed
-(the draws, the accepted wagers and the claims are all in the entry).
+recovery only `apply`, so a replayed entry never re-derives a result from configuration
+that may have changed since (the draws, accepted wagers and claims are in the entry).
 """
 
 from __future__ import annotations
@@ -146,7 +145,7 @@ class Service:
         )
 
     def _check_dealt_at(self, body: dict[str, Any], now: int) -> None:
-        """DESIGN.md: a time more than max_clock_skew ahead of the server's clock is
+        """docs/design.md: a time more than max_clock_skew ahead of the server's clock is
         refused: every box's dealt_at and the dealer's, not only a winning hand's."""
         skew = self.config.timing.max_clock_skew_ms
         dealer = body.get("dealer") or {}

@@ -1,4 +1,4 @@
-"""JSON answers built from the current state: rounds, awards and meters as API.md shows them."""
+"""JSON answers built from the current state: rounds, awards and meters (docs/api.md)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from tables.settle import KINDS
 
 
 def share_text(share: int) -> str:
-    """Rate(10000) -> '1.00', Rate(1000) -> '0.10' (API.md)."""
+    """Rate(10000) -> '1.00', Rate(1000) -> '0.10' (docs/api.md)."""
     whole, frac = divmod(share, RATE_SCALE)
     text = f"{whole}.{frac:04d}".rstrip("0")
     return text + "0" * (2 - len(text.split(".")[1]))
@@ -44,7 +44,7 @@ def meter_award(award: AwardRecord) -> dict[str, Any]:
         data["finalized_at"] = format_time(award.finalized_at or 0)
     elif award.state == "void" and award.amount is not None:
         # Voided while pending, it took this at its place for nobody; it went back to
-        # the meter (DESIGN.md, voids). Not `amount`: nobody is paid it.
+        # the meter (docs/design.md "Voids"). Not `amount`: nobody is paid it.
         data["withheld"] = format_money(award.amount)
     return data
 
@@ -130,7 +130,7 @@ def _listed(
             "kind": f.kind,
             "hand": f.hand,
             "amount": format_money(f.amount),
-            # Fixed awards are final at once (API.md); a void takes them back.
+            # Fixed awards are final at once (docs/api.md); a void takes them back.
             "state": "void" if voided else "final",
             "dealt_at": format_time(dealt_at),
         }

@@ -1,11 +1,10 @@
 """The journal port: append-only entries and snapshots, in memory and in PostgreSQL.
 
-Durability contract (DESIGN.md "Durable before acknowledged"): `append` returns only
+Durability contract (docs/design.md "Durable before acknowledged"): `append` returns only
 once every row of the batch is committed, and commits all of them or none. The writer
-acknowledges nothing (no HTTP answer, no broadcast) before `append` has returned; that
-ordering is the caller's job, not this module's. One transaction per batch is what makes
-group commit pay: PostgreSQL flushes the WAL once per commit (synchronous_commit=on),
-so a batch of 512 entries costs one fsync, not 512.
+acknowledges nothing before `append` has returned; that ordering is the caller's job. One
+transaction per batch is what makes group commit pay: PostgreSQL flushes the WAL once per
+commit, so a batch costs one fsync.
 """
 
 from __future__ import annotations

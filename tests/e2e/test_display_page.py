@@ -239,7 +239,7 @@ async def test_the_page_sends_the_display_token_in_no_url(page: Page, where: str
 async def test_a_voided_pending_win_leaves_the_jackpot_pending_list(
     floor: Floor, page: Page
 ) -> None:
-    """DESIGN.md "the watermark": "jackpot pending" while an award is pending; a void of
+    """docs/design.md "The watermark": "jackpot pending" while an award is pending; a void of
     its box cancels it (paid to nobody): off the list, and never celebrated."""
     p = page
     await p.goto(floor.base + "/display/stud")

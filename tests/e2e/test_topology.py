@@ -368,7 +368,7 @@ def test_nginx_sends_every_route_to_the_process_that_serves_it() -> None:
         assert route(concrete(path), table) == "displays", path
     for path in sorted(writer_only):
         assert route(concrete(path), table) == "writer", path
-    # and what is not a route of either app yet, by API.md
+    # and what is not a route of either app yet, by docs/api.md
     for path in ("/metrics", "/v1/reports/reconciliation", "/v1/audit", "/v1/awards", "/docs"):
         assert route(path, table) == "writer", path
     for path in ("/display/tcp", "/static/display.js", "/v1/links/tcp", "/v1/links/tcp/ws"):

@@ -1,4 +1,5 @@
-"""Property: within the bounds, awards and meters do not depend on arrival order (DESIGN.md)."""
+"""Property: within the bounds, awards and meters do not depend on arrival order
+(docs/design.md "Late events")."""
 
 from __future__ import annotations
 
@@ -60,7 +61,7 @@ def worlds(draw: st.DrawFn) -> list[Timed]:
             )
             bets_index = len(events) - 1
             if draw(st.integers(0, 6)) == 0:
-                # A void takes effect at the current position (DESIGN.md): where it stands
+                # A void takes effect at the current position (docs/design.md): where it stands
                 # is when it arrives, so it arrives at its time (after its bets, which
                 # arrive within the hold); the other events arrive in any order around it.
                 at = closed_at + TIMING.hold_ms + 1 + draw(st.integers(0, 10_000))

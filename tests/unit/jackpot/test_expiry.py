@@ -61,7 +61,7 @@ def test_an_expired_round_leaves_the_open_set_its_contribution_stays_its_outcome
 
 
 def test_an_expired_round_no_longer_holds_an_award_back() -> None:
-    # It stopped holding at round_timeout already (DESIGN.md, the watermark); expired, it
+    # It stopped holding at round_timeout already (docs/design.md "The watermark"); expired, it
     # is out of the set that watermark_at and due_at walk.
     f = new_floor()
     f.apply(bets("T1", "R1", 0, 0, (1, "1.00")))
@@ -87,7 +87,7 @@ def test_expire_is_atomic_and_refuses_a_round_that_is_not_open() -> None:
 
 
 def test_a_void_of_an_expired_round_reverses_its_contribution_at_the_current_position() -> None:
-    # DESIGN.md: a void reverses contributions at the current position, like a late event;
+    # docs/design.md: a void reverses contributions at the current position, like a late event;
     # an award final before it does not change (5.20, 4.5.1).
     f = new_floor()
     f.apply(bets("T1", "R1", 0, 0, (1, "1.00"), (2, "1.00")))

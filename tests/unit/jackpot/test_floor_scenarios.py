@@ -57,7 +57,7 @@ def test_4_5_1_two_straight_flushes_at_one_table_paid_in_deal_order() -> None:
     assert f.awards["T1/R1/1/player"].amount == m("1000.05")
     assert f.awards["T1/R1/4/player"].amount == m("900.04")
     assert f.awards["T1/R1/1/player"].order == 1 and f.awards["T1/R1/4/player"].order == 2
-    # 4.2 / DESIGN.md: a 10 % award leaves the rest, the cent remainders included.
+    # 4.2 / docs/design.md: a 10 % award leaves the rest, the cent remainders included.
     assert value(f) == m("10000.50") - m("1000.05") - m("900.04")
 
 
@@ -338,7 +338,7 @@ def test_5_20_a_void_does_not_change_a_later_rounds_pending_award() -> None:
 
 
 def test_a_win_of_a_late_bets_round_the_watermark_has_passed_is_late() -> None:
-    # DESIGN.md: a late-bets round keeps event time for an on-time win "unless the
+    # docs/design.md: a late-bets round keeps event time for an on-time win "unless the
     # watermark has already passed it".
     f = floor()
     f.apply(bets("A", "R1", 0, 5_000, (1, "1.00")))  # 5 s in flight: late, at 5 s

@@ -1,4 +1,4 @@
-"""Property (issue 16, item 4): a void takes effect at the current position (DESIGN.md).
+"""Property (issue 16, item 4): a void takes effect at the current position (docs/design.md).
 
 Random floors of bets, wins, voids, operator resets and adjustments: money is conserved
 at every step (contributions in + house funding + corrections = awards out + meter +
@@ -41,7 +41,7 @@ def conserved(f: Floor) -> None:
 
 
 def pending_counted(f: Floor) -> None:
-    """DESIGN.md, the watermark: what is pending for someone ("jackpot pending"): every
+    """docs/design.md "The watermark": what is pending for someone ("jackpot pending"): every
     live WIN of a pending award and RESET on the timeline; a voided award's WIN, still
     waiting for its place (5.20), is not."""
     live = f.links["stud"].timeline.pending()

@@ -1,4 +1,4 @@
-"""Cards and notation (API.md "Cards"; rule 5.8.1: a card not part of the set)."""
+"""Cards and notation (docs/api.md "Cards"; rule 5.8.1: a card not part of the set)."""
 
 from __future__ import annotations
 

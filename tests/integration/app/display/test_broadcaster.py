@@ -191,7 +191,7 @@ async def test_pending_then_final_win_is_kept_in_the_link_state(hub: Broadcaster
 
 
 async def test_recent_wins_list_an_award_once(hub: Broadcaster) -> None:
-    """DESIGN.md "Broadcast": a win is shown final once; a second `final` for the same
+    """docs/design.md "Broadcast": a win is shown final once; a second `final` for the same
     award (a writer restarted, a resync) replaces the first in `recent_wins`."""
     hub.win("stud", pending_win("A1"))
     hub.win("stud", final_win("A1"))
@@ -209,7 +209,7 @@ def void_win(award: str = "A1") -> dict[str, object]:
 
 
 async def test_a_void_takes_a_pending_win_off_the_list_and_is_no_win(hub: Broadcaster) -> None:
-    """DESIGN.md "the watermark": "jackpot pending" only while an award is pending; a void
+    """docs/design.md "The watermark": "jackpot pending" only while an award is pending; a void
     of its box cancels it (paid to nobody): it leaves `pending` and is not a recent win."""
     sub = hub.subscribe("stud")
     hub.win("stud", pending_win("A1"))
@@ -230,7 +230,7 @@ async def test_a_void_takes_a_pending_win_off_the_list_and_is_no_win(hub: Broadc
 
 
 def model_fold(model: dict[str, Any], message: dict[str, Any]) -> None:
-    """What a display makes of a message (API.md, Displays): the test's own model."""
+    """What a display makes of a message (docs/api.md "Displays"): the test's own model."""
     model["seq"] = message["seq"]
     if message["type"] == "snapshot":
         model.update(
@@ -311,7 +311,7 @@ async def screens_see_the_stream(schedule: list[Op]) -> None:
 @settings(max_examples=150, deadline=None)
 @given(schedule=ops)
 def test_a_new_screens_snapshot_is_the_state_of_the_last_broadcast(schedule: list[Op]) -> None:
-    """API.md, Displays: the snapshot and `GET /v1/links/{link}` are the read model the
+    """docs/api.md "Displays": the snapshot and `GET /v1/links/{link}` are the read model the
     stream builds, at the last message's seq: a new screen then misses nothing and sees
     nothing twice, and is never behind the screens already connected."""
     asyncio.run(screens_see_the_stream([*schedule, ("screen", 0, 0)]))

@@ -321,7 +321,7 @@ async def test_link_state_page_and_static_files(served: Served) -> None:
 
 
 async def test_a_royal_flush_posted_after_hold_reaches_screens_final_once() -> None:
-    """Issue 16.2 through the API, DESIGN.md "Broadcast": a royal flush posted more than
+    """Issue 16.2 through the API, docs/design.md "Broadcast": a royal flush posted more than
     `hold` after its deal, nothing else open on the link: its claim and the entry that
     makes it final commit together, and screens get one `final` win for it."""
     clock = Clock()
@@ -356,7 +356,7 @@ async def test_a_royal_flush_posted_after_hold_reaches_screens_final_once() -> N
 
 async def post_a_pending_royal_flush(client: httpx.AsyncClient, clock: Clock) -> None:
     """R0's and R1's bets at T01, then R1's royal flush: pending, as R0 (closed first)
-    stays open and holds it back (DESIGN.md, the watermark)."""
+    stays open and holds it back (docs/design.md "The watermark")."""
     boxes = [{"box": 1, "ante": "10.00", "jackpot": "1.00"}]
     for round_id in ("R0", "R1"):
         bets = {"closed_at": clock.at(), "boxes": boxes}
@@ -370,7 +370,7 @@ async def post_a_pending_royal_flush(client: httpx.AsyncClient, clock: Clock) ->
 
 
 async def test_a_restarted_writer_shows_screens_the_awards_still_pending() -> None:
-    """DESIGN.md "the watermark": while an award is pending, displays show "jackpot
+    """docs/design.md "The watermark": while an award is pending, displays show "jackpot
     pending". A writer that recovers a pending award from the journal shows it to new
     screens at once, not only once it becomes final."""
 
@@ -407,7 +407,7 @@ async def test_a_link_id_of_any_length_closes_4404_cleanly(served: Served, link:
 
 
 async def test_a_void_of_a_pending_royal_flush_reaches_screens_void_once_after_its_commit() -> None:
-    """DESIGN.md "the watermark": displays show "jackpot pending" while an award is
+    """docs/design.md "The watermark": displays show "jackpot pending" while an award is
     pending; a void of its box (5.20, 4.5.1: it keeps its place, paid to nobody) ends
     that. Screens that were shown the win `pending` get one `void` for it, sent once the
     void is committed; the link's read model lists it neither pending nor as a win."""

@@ -95,7 +95,7 @@ async def test_readings_follow_the_floor_at_scrape_time(
 async def test_a_voided_pending_award_is_no_longer_counted_pending(
     served: tuple[httpx.AsyncClient, Clock, FlakyJournal, Any],
 ) -> None:
-    """DESIGN.md "the watermark": a void of its box ends an award's "jackpot pending"
+    """docs/design.md "The watermark": a void of its box ends an award's "jackpot pending"
     (5.20: it keeps its place on the timeline, paid to nobody): no longer a pending award."""
     client, clock, _, _ = served
     for round_id in ("R0", "R1"):  # R0 stays open: it holds R1's royal flush pending

@@ -333,7 +333,7 @@ async def run_history(history: list[tuple[Step, int, str | None]], snapshot_ever
         for kind, table, round_id, body, first in accepted:
             status, answer = await again.submit(kind, table, round_id, body)
             assert status == 200
-            if kind == "outcome":  # with the awards as they stand now (API.md)
+            if kind == "outcome":  # with the awards as they stand now (docs/api.md)
                 assert answer == outcome_answer(writer.service, table, round_id)
             else:
                 assert answer == first
