@@ -142,7 +142,7 @@ class Floor(FloorRecords):
         boxes: dict[int, BoxRecord] = {}
         rates = link.rates if link is not None else ()
         # Per box total wagered, its per-meter (to_meter, to_reserve) and how many boxes
-        # wagered it: a round's boxes mostly wager the same, computed once (issue 21).
+        # wagered it: a round's boxes mostly wager the same, computed once.
         shares: dict[int, tuple[tuple[tuple[int, int], ...], int]] = {}
         none: tuple[tuple[int, int], ...] = ()
         for w in cmd.wagers:

@@ -40,8 +40,7 @@ ACCESS = logging.getLogger("jackpot.access")
 _REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._:@/+=-]{1,128}$")
 _HEADER = b"x-request-id"
 # A request id we make: unique, not secret. A random prefix for this process and a
-# counter (16 hex digits, as before): os.urandom per request was a system call each,
-# 2 % of the server's samples under bench_http's bets (issue 21).
+# counter (16 hex digits): no system call per request (docs/performance.md).
 _ID_PREFIX = os.urandom(4).hex()
 _ids = itertools.count()
 _PREFIX = "/v1/tables/"

@@ -84,7 +84,7 @@ class Service:
                 f"open longer than {self.config.timing.expire_after_ms} ms expires)"
             )
         # The amounts are Money already (BetsRequest.domain parsed them). The entry's
-        # records are checked as they are, and its decisions made once (issue 21).
+        # records are checked as they are, and its decisions made once.
         boxes = [PostedBox(**b) for b in body["boxes"]]
         decisions = decide_bets(settings, boxes, Decision)
         # Singapore Stud's Magic Card, Lucky Player and Lucky Dealer are drawn by the

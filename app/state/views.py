@@ -179,7 +179,7 @@ def bets_answer(service: FloorData, table: str, round_id: str) -> dict[str, Any]
     records = rnd.boxes
     boxes = []
     # The boxes of a round mostly contribute the same (the same contributions, often the
-    # very tuple: jackpot/floor.py): each amount summed and formatted once (issue 21).
+    # very tuple: jackpot/floor.py): each amount summed and formatted once.
     texts: dict[tuple[tuple[int, int], ...], str] = {}
     for decision in extras.decisions:
         box, status = decision.box, decision.status

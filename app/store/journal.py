@@ -244,8 +244,7 @@ class PostgresJournal:
             # One COPY statement for the batch, in a transaction of its own: one WAL flush
             # when it completes, and a unique violation on any row rolls back every row
             # (all or nothing). No BEGIN and COMMIT around it: two round trips fewer.
-            # COPY, not executemany: the same at 1 row (the fsync dominates), 1.0-1.3x at
-            # 64 rows, about 2x at 512 (bench/bench_journal.py, embedded PG 16).
+            # COPY, not executemany: faster as batches grow (docs/performance.md).
             # The journal's trigger checks the session's epoch against the lease's in
             # that same transaction (alembic/versions/0004).
             async with self._pool.acquire(timeout=self._timeout) as connection:

@@ -1,6 +1,6 @@
-"""What screens see across a writer takeover (issue 19: "displays keep receiving through
+"""What screens see across a writer takeover: displays keep receiving through
 Redis from whichever writer leads, a new snapshot on takeover, sequence numbers still
-increasing for a connected screen").
+increasing for a connected screen.
 
 Two `jackpot serve --role writer` on one PostgreSQL and one Redis, and a display process
 (`--role display`) between Redis and a screen, as docker-compose.yml runs them. Screens are

@@ -1,4 +1,4 @@
-"""Property (issue 16, item 4): a void takes effect at the current position (docs/design.md).
+"""Property: a void takes effect at the current position (docs/design.md).
 
 Random floors of bets, wins, voids, operator resets and adjustments: money is conserved
 at every step (contributions in + house funding + corrections = awards out + meter +

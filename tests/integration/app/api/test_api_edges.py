@@ -1,4 +1,4 @@
-"""Issue 16, items 5, 6, 8, 9 and 10: exact at every edge, through the whole app.
+"""Exact at every edge, through the whole app.
 
 Each refusal is a 422 problem+json, after authentication, that changes nothing.
 """

@@ -202,7 +202,7 @@ async def test_reconciliation_report_balances_and_downloads_as_csv(
 async def test_journal_head_is_the_chain_recomputed_from_the_stored_entries(
     clock: Clock,
 ) -> None:
-    """Issue 9: the head hash and entry count, as anyone recomputes them from the entries
+    """The head hash and entry count, as anyone recomputes them from the entries
     (docs/journal.md: hash = sha256(previous hash || canonical entry), genesis 64 zeros)."""
     journal = MemoryJournal()
     async for c in make_client(clock, dual=False, journal=journal):

@@ -61,7 +61,7 @@ async def test_retry_same_body_gets_first_answer_different_body_409(
 async def test_a_first_answer_is_the_journaled_text_and_every_retry_its_very_bytes(
     client: httpx.AsyncClient, clock: Clock, forget: bool
 ) -> None:
-    """Issue 21: the answer is encoded once, journaled, and sent as it is, to the first
+    """The answer is encoded once, journaled, and sent as it is, to the first
     post and to its retries (remembered, or read from the journal: `forget`)."""
     writer = client._transport.app.state.writer  # type: ignore[attr-defined]
     body = bets_body(clock, (1, "25.00", "1.00"), (2, "0", "1.00"))
@@ -267,7 +267,7 @@ async def test_health(client: httpx.AsyncClient) -> None:
 async def test_health_tells_a_balancer_status_and_role_and_not_the_journal_head(
     client: httpx.AsyncClient, clock: Clock
 ) -> None:
-    """Issue 17, item 11: the head is the operators' (`/v1/journal/head`, with a token)."""
+    """The head is the operators' (`/v1/journal/head`, with a token)."""
     await client.post(
         "/v1/tables/T01/rounds/R1/bets", json=bets_body(clock, (1, "25.00", "1.00")), headers=T01
     )

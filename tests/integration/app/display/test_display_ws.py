@@ -250,7 +250,7 @@ def token_protocol(token: str) -> str:
     ],
 )
 async def test_display_token_as_a_subprotocol(protocols: list[str], code: int | None) -> None:
-    # Issue 17.7: a header, so neither uvicorn's nor the proxy's log has the token.
+    # A header, so neither uvicorn's nor the proxy's log has the token.
     async with (
         serve(display_token="s3cret") as served,
         connect(served.ws(), subprotocols=protocols, compression=None) as ws,  # type: ignore[arg-type]
@@ -321,7 +321,7 @@ async def test_link_state_page_and_static_files(served: Served) -> None:
 
 
 async def test_a_royal_flush_posted_after_hold_reaches_screens_final_once() -> None:
-    """Issue 16.2 through the API, docs/design.md "Broadcast": a royal flush posted more than
+    """Through the API, docs/design.md "Broadcast": a royal flush posted more than
     `hold` after its deal, nothing else open on the link: its claim and the entry that
     makes it final commit together, and screens get one `final` win for it."""
     clock = Clock()

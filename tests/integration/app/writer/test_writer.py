@@ -253,7 +253,7 @@ class Screens:
 
 
 async def test_a_win_final_in_the_group_of_its_claim_is_shown_final_once_after_its_commit() -> None:
-    """Issue 16.2, docs/design.md "Broadcast": a royal flush posted more than `hold` after its
+    """Docs/design.md "Broadcast": a royal flush posted more than `hold` after its
     deal, nothing else open on the link: its claim and the finalize entry that makes it
     final are one group; displays get one `final`, sent once the journal has it final."""
     async with Harness() as h:
@@ -270,7 +270,7 @@ async def test_a_win_final_in_the_group_of_its_claim_is_shown_final_once_after_i
 async def test_a_win_is_shown_pending_once_then_final_once_after_the_entry_that_made_it_final(
     fails: bool,
 ) -> None:
-    """Issue 16.2: the claim's group is committed while the group gathered behind it holds
+    """The claim's group is committed while the group gathered behind it holds
     the finalize entry that makes the award final. The claim's commit shows it `pending`
     (not the `final` already applied behind it); `final` comes once, with the commit of the
     entry that made it final; a failed commit shows nothing of its group."""
@@ -623,7 +623,7 @@ class SlowLookupJournal(GatedJournal):
 
 
 async def test_a_refused_event_does_not_hold_up_the_commits_of_other_tables() -> None:
-    """Issue 17, item 6: an outcome for a round the writer does not know may be a late
+    """An outcome for a round the writer does not know may be a late
     retry, so the journal is asked for it; that question is not the commit loop's: while
     it waits, another table's bets are committed and answered."""
     h = Harness()

@@ -1,4 +1,4 @@
-"""Issue 16, item 1: nothing half-recorded. Whatever fails once an event may have changed
+"""Nothing half-recorded. Whatever fails once an event may have changed
 the state and before its journal row exists (the core itself, the answer, the row), the
 state goes back to what the journal gives, the request gets a 500 problem+json, and its
 retry is applied as new (not a 409 against a change nothing recorded). And a property:
