@@ -10,8 +10,8 @@ the answer; the journal is a list (no database), the cyclic collector off: nothi
 so the time is one core's CPU time, unless another process shares the core: `--cpu`
 counts this process's CPU time instead (steadier on a shared machine), `--repeat` runs
 the whole again on a new writer and prints each run and the smallest. Compare with the
-whole server's CPU per request (`bench/bench_http.py`, README "Benchmarks"): the rest is
-HTTP, validation and the commit.
+whole server's CPU per request (`bench/bench_http.py`, docs/performance.md "Current
+figures"): the rest is HTTP, validation and the commit.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from typing import Protocol
 
 from jackpot.money import Money, Rate
 
-# The rules an entry is replayed by: entries written before issue 16 have no `version`
+# The rules an entry is replayed by: entries of the first version have no `version`
 # (1) and replay as they were applied then (docs/journal.md, "Versions"); 2: a round with
 # late bets keeps event time for an on-time win, a void takes effect at the current position;
 # 3: a seed, or an adjust, beyond the meter's ceiling is refused (before, applied).

@@ -49,7 +49,7 @@ class Meter:
         reserve = to_reserve - reversed_reserve - reserve_funded + reset_to_reserve
                   + house_cover_reserve
     `contributed` is net of reversed (voided) contributions: a void at the current
-    position counts them in reversed_*; one replayed by the rules before issue 16
+    position counts them in reversed_*; one replayed by the first version's rules
     (entry version 1) took them out of to_meter / to_reserve. The house funds the first seed,
     every reset shortfall (house_seed) and any reversal the meter or the reserve no
     longer holds (house_cover_*); corrections are audited operator adjustments. A voided

@@ -1,14 +1,9 @@
 """`jackpot export`: a period's journal entries as JSON lines, and read-only journal access.
 
-Each line is one journal row (docs/journal.md, "Export"):
-
-    {"seq", "recorded_at", "kind", "idem_key", "body_sha256", "entry", "answer", "hash",
-     "prev_hash"}
-
-`entry` is the entry as a JSON object; its canonical encoding (docs/journal.md) gives
-back the exact bytes the chain covers, so `hash == sha256(prev_hash || canonical(entry))`
-can be checked line by line, and `prev_hash` of a line is the `hash` of the line before
-(of the entry before the period, for the first line).
+Each line is one journal row: `seq`, `recorded_at`, `kind`, `idem_key`, `body_sha256`,
+`entry` (a JSON object whose canonical encoding gives back the bytes the chain covers),
+`answer`, `hash` and `prev_hash` (the line before's `hash`), so the chain can be checked
+line by line (docs/journal.md).
 """
 
 from __future__ import annotations

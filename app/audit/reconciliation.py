@@ -1,11 +1,9 @@
 """Reports for operators and auditors: reconciliation of every meter over a period.
 
-The reconciliation reads the journal (the only source of truth for money): every
-meter's ledger at the period's start and end, from the last snapshot before each and the
-entries after it, and shows opening + flows = closing. Amounts are exact (micro-units,
-six places): sub-cent contributions are carried, so a report in cents could not balance.
-
-It is computed away from the writer: in a forked process (app/store/snapshots.py `run_aside`)
+Read from the journal, the only source of truth for money: every meter's ledger at the
+period's start and end, from the last snapshot before each and the entries after it,
+opening + flows = closing, exact to the micro-unit (sub-cent contributions are carried).
+Computed away from the writer, in a forked process (app/store/snapshots.py `run_aside`)
 with a connection of its own, one at a time, and kept by period and journal head.
 """
 

@@ -1,23 +1,11 @@
 """The auditor's replay: the journal's hash chain, and every entry re-derived by the rules.
 
-`Verifier` takes journal rows one at a time, in seq order, into a fresh `Service` (no
-snapshot, no clock: nothing but the entries and the floor configuration) and checks:
-
-- the chain: seq gapless from 1, `hash = sha256(previous hash || entry text)`, the entry
-  text canonical (docs/journal.md), its kind, time, idempotency key and body hash;
-- the rules: bets re-decided from the boxes as posted (3.4, 3.8, 5.4), draws well-formed
-  (4.3-4.5), outcomes re-evaluated from the recorded cards (claims and fixed awards),
-  every entry applied, its answer rebuilt and compared with the one recorded (and given);
-- the money (`Settlement`): after every entry each touched meter's ledger balances
-  (contributions in = awards out + meter + reserve - house funding), every final award is
-  its share of the meter's value at its instant rounded down to the cent and never above
-  it (4.2, 4.5.1), awards are final in event order (4.5.2), and every reset funds exactly
-  its seed.
-
-Where a recorded derived field (decisions, claims, fixed awards) disagrees with the
-rules, the replay goes on with what the rules give, so that one wrong record is named
-once instead of corrupting every meter after it. Every disagreement is a `Discrepancy`:
-the entry, what was recorded, what the rules give.
+`Verifier` takes journal rows in seq order into a fresh `Service` (no snapshot, no clock:
+the entries and the floor configuration alone) and checks the chain, the rules and, with
+`Settlement`, the money after every entry. Each disagreement is a `Discrepancy`: the
+entry, what was recorded, what the rules give. A wrong derived field is replaced by what
+the rules give, so that it is named once instead of corrupting every meter after it.
+What is checked: docs/architecture.md "The auditor's replay".
 """
 
 from __future__ import annotations

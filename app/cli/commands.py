@@ -211,7 +211,7 @@ class _Server(uvicorn.Server):
     """uvicorn's Server, but a SIGTERM / SIGINT ends in exit status 0 once drained.
 
     uvicorn re-raises the signal after its graceful shutdown, so the process would die
-    by that signal (status -15); a drained, clean stop is a success (API.md, Running).
+    by that signal (status -15); a drained, clean stop is a success (docs/api.md "Running").
     """
 
     @contextlib.contextmanager

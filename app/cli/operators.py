@@ -1,6 +1,6 @@
 """Operator commands of `jackpot`: meters, seeds, resets, corrections, changes, audit, awards.
 
-Each command is one or a few calls of the HTTP API (API.md, Operators) with the bearer
+Each command is one or a few calls of the HTTP API (docs/api.md "Operators") with the bearer
 token of `--token` / `JACKPOT_TOKEN`, its answer printed as a table (app/cli/printing.py),
 or as the server's JSON with `--json`. Money stays the server's decimal strings throughout:
 answers are parsed with `parse_float=Decimal` and never turned into floats.

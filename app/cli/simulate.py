@@ -2,7 +2,7 @@
 
 Each table of the floor file runs its own loop, like a real controller: bets closed,
 a "play" pause, the deal, the players' decisions, the outcome (or, 1 round in 200, a
-void). It knows nothing of the server but API.md: its bearer token, JSON bodies with
+void). It knows nothing of the server but docs/api.md: its bearer token, JSON bodies with
 money as strings and RFC 3339 times. `--boost N` makes the meter hands about N times
 as likely as by real odds, so that wins show within minutes.
 """
@@ -236,7 +236,7 @@ class Simulator:
         task.add_done_callback(self.watchers.discard)
 
     async def _watch(self, spec: TableSpec, round_id: str, pending: list[dict[str, Any]]) -> None:
-        """The final amounts of pending meter awards (the watermark, DESIGN.md), while the
+        """The final amounts of pending meter awards (the watermark, docs/design.md), while the
         table deals on."""
         keys = {_award_key(a) for a in pending}
         path = f"/v1/tables/{spec.id}/rounds/{round_id}"
@@ -290,7 +290,7 @@ class Simulator:
         """The server's answer, after retrying what may be retried; None if given up.
 
         A retry sends the same body: the server keeps the first answer per (table,
-        round, kind), so a request that did arrive is not applied twice (API.md).
+        round, kind), so a request that did arrive is not applied twice (docs/api.md).
         """
         headers = {"Authorization": f"Bearer {spec.token}"}
         backoff, failures = self.backoff_s, 0

@@ -219,7 +219,7 @@ def _meter_hand(
     return rng.choice(free) if free else None
 
 
-# -- bodies as API.md shows them ---------------------------------------------------------
+# -- bodies as docs/api.md shows them ---------------------------------------------------------
 
 
 def money(amount: Decimal) -> str:

@@ -1,34 +1,10 @@
 """Broadcast of meter values, wins and link status to display screens.
 
-The writer task calls `meters`, `win` and `status` on its hot path: they are
-synchronous, never await a client and never raise because a display or Redis is slow.
-Every message gets the link's next `seq` here, in the writer, is serialised once, and
-the same `str` goes to every local subscriber and (through the backend) to every other
-process, so a display sees the same seq for the same message whichever process serves
-it.
-
-Roles: a Broadcaster whose backend has `role == "writer"` (`MemoryBackend`, or
-`RedisBackend(url)`) originates messages; one whose backend has `role == "display"`
-(`RedisBackend(url, role="display")`) only relays what the writer process published.
-
-Wire format (every message has `type`, `seq` and `link`):
-
-- `snapshot`: the whole link (`currency`, `meters`, `status`, `detail`, `pending`,
-  `recent_wins` newest first); its `seq` is the current seq and the base for what
-  follows. It is always the first message, and may come again mid-stream (after a
-  display process lost and regained its feed): it then replaces everything.
-- `meters`: every meter of the link with its latest value, at most one per
-  `coalesce_ms`.
-- `win`: `state` `pending` then `final` (with `amount`), `award_id`, `table`, `round`,
-  `box`, `meter`, `hand`, `dealt_at`; or, after `pending`, `void` (no `amount`): a void
-  of its box cancelled it, paid to nobody.
-- `status`: `ok` or `degraded` with a `detail`.
-- `ping`: every `ping_s`.
-
-After the snapshot each message's seq is the previous one plus one, with one
-exception: a `status` `degraded` whose seq equals the previous message's seq was
-produced by the display server itself (it lost the jackpot controller's feed); it does
-not consume a seq. A fresh `snapshot` follows when the feed is back.
+The writer calls `meters`, `win` and `status` on its hot path: synchronous, never awaiting
+a client, never raising because a display or Redis is slow. Every message gets its link's
+next `seq` here and is serialised once, so every process sends the same text for the same
+seq. A Broadcaster over a writer-role backend originates messages; over a display-role
+one it relays. Wire format: docs/api.md "Displays"; roles: docs/architecture.md.
 """
 
 from __future__ import annotations

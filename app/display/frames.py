@@ -1,13 +1,10 @@
 """A display's messages written straight to its socket, each frame built once.
 
-With thousands of screens on one display process the fan-out is the process's work:
-through ASGI every copy costs a task wake-up, four wrapped `send` calls and a frame
-built anew, all for the same bytes. `DisplayWebSocketProtocol` (uvicorn's sans-io
-websocket protocol, what `ws="auto"` picks) offers each display connection a
-`FrameSink` in the scope's extensions; the display route hands it to the
-subscription, and the Broadcaster writes one pre-built frame to every sink in its
-fan-out loop (bench/bench_displays.py, docs/performance.md "Displays"). Everything
-else on the connection (handshake, pings, close) stays uvicorn's.
+`DisplayWebSocketProtocol` (uvicorn's sans-io websocket protocol, what `ws="auto"` picks)
+offers each display connection a `FrameSink` in the scope's extensions; the display route
+hands it to the subscription, and the Broadcaster writes one pre-built frame to every
+sink, with no task wake-up per display. Handshake, pings and close stay uvicorn's. Why:
+docs/performance.md "Displays".
 """
 
 from __future__ import annotations

@@ -1,26 +1,7 @@
 """Display endpoints: the link's websocket, its JSON state and the display page.
 
-- `WS /v1/links/{link}/ws`: the Broadcaster's messages (see app/display/broadcaster.py), first a
-  snapshot. Close codes: 4401 display token missing or wrong, 4404 unknown link, 1013
-  the display fell too far behind (reconnect for a fresh snapshot), 1012 the server
-  is stopping. With a display token configured, give it as the subprotocol
-  `jackpot.token.<base64url of the token, no padding>` beside `jackpot` (what the page
-  does: a header, so no log has it), as `Authorization: Bearer`, or as `?token=` (older
-  screens; scrubbed from our logs, but a proxy's may keep it).
-- `GET /v1/links/{link}`: `{"link", "currency", "meters": [{"meter", "name", "value"}],
-  "status", "detail", "pending", "recent_wins", "seq"}`; unknown link: 404 problem+json;
-  with a display token configured, without it (bearer or `?token=`): 401 problem+json.
-- `GET /display/{link}`: the full-screen page (it holds no data: no token needed); its
-  script reads the token from the address's fragment, `#token=` (never sent to a
-  server), or `?token=`, which it then moves into the fragment. Its script and style
-  are `GET /static/display.js` and `/static/display.css`.
-
-Serving thousands of displays from one process (bench/bench_displays.py): serve with
-`uvicorn_config` (app/cli/serving.py): `DisplayWebSocketProtocol` lets the fan-out write
-each message's frame straight to every socket, `ws_per_message_deflate=False`
-(compressing every copy costs more than sending it), and the collector's raised
-thresholds (with 3,000 open websockets a full collection walks every connection's
-objects and stalls the loop).
+Routes, tokens and close codes: docs/api.md "Displays". Serving thousands of displays
+from one process (`uvicorn_config`, app/cli/serving.py): docs/architecture.md.
 """
 
 from __future__ import annotations

@@ -1,38 +1,11 @@
 """Redis pub/sub backend: the writer process publishes, display processes relay.
 
-Keys (prefix `jackpot` by default):
-
-- channel `jackpot:link:<link>`: every serialised message, exactly as sent locally;
-- string `jackpot:state:<link>`: the link's latest snapshot (with its seq), so a display
-  process that starts or reconnects later can take a snapshot.
-
-Writer role (`RedisBackend(url)`): `publish` only appends to a bounded backlog and wakes
-one background task, so the writer never waits for Redis. That task sends each batch as
-one MULTI: the SET of every touched link's state *before* its PUBLISHes. Because of
-that order a display that subscribes first and then reads the state misses nothing:
-every message newer than the state it read is published after its subscription. When
-Redis fails the batch is dropped and counted; once Redis answers again every link's
-state is SET anew (display processes notice the seq gap and re-read it).
-
-Display role (`RedisBackend(url, role="display")`): one pattern subscription per
-process, fanned out by the Broadcaster to its local bounded queues (encode/broadcaster
-style, but bounded). On (re)connect: subscribe, wait until the subscription is active,
-then read every stored state and hand it over as a fresh snapshot.
-
-A standby writer (issue 19) still serves the display routes: while it does not lead
-(`Feed.originates`) it relays the leader's stream to its own screens as a display
-process does, and stops relaying once it leads (its `lead` starts every link afresh).
-
-What a display process takes from Redis is checked before it reaches a screen: a value
-that is not UTF-8, not JSON, not one of the writer's messages for that link (see
-`well_formed`), or not signed, is counted (`stats["rejected"]`) and skipped; the relay
-goes on. Signature (`secret`, JACKPOT_REDIS_SECRET): the writer puts the hex
-HMAC-SHA256 of `<channel or key>\n<message>` and a space before every message and
-stored state; a display process with the secret drops what does not verify, so only a
-holder of the secret (the writer) can change what screens show, even with Redis open
-to others. The channel or key is inside the MAC, so a message cannot be replayed as a
-state or onto another link. Without a secret nothing is signed or checked (a warning
-at start): anyone who can publish on that Redis can put values on the screens.
+Channel `jackpot:link:<link>` carries every message; key `jackpot:state:<link>` the link's
+latest snapshot. The writer SETs a batch's states before its PUBLISHes, in one MULTI sent
+by a task of its own (the writer never waits for Redis), so a display process that
+subscribes and then reads the state misses nothing. What a display process takes is
+checked (`well_formed`) and, with JACKPOT_REDIS_SECRET, its HMAC verified before it
+reaches a screen. The whole protocol: docs/architecture.md "The Redis backend".
 """
 
 from __future__ import annotations

@@ -1,20 +1,11 @@
 """Structured logging: JSON lines in production, readable lines in a terminal, with the
 request id, table and round of the request being served on every line where known.
 
-`RequestContextMiddleware` (pure ASGI: no BaseHTTPMiddleware, no Request object) sets
-three context variables per HTTP request or websocket: the request id (from the
-`X-Request-Id` header, else a fresh one, echoed in the answer) and the table and round
-from `/v1/tables/{table}/rounds/{round}/...`. A `ContextFilter` on the handler copies
-them onto each record. asyncio copies the context into tasks created while serving the
-request, so their lines carry it too; the writer's task was created at start-up and
-logs group-level lines without it (it passes `extra={"table": ...}` where one request
-matters).
-
-`ScrubFilter`, on the same handler, blanks every credential in every line, traceback
-included: the value of a `token=` query parameter (uvicorn logs a websocket's path with
-its query string), of an `authorization` header whatever its scheme, and a
-`jackpot.token.*` subprotocol (at debug the websockets library logs every handshake
-header, at trace uvicorn every ASGI scope with its headers).
+`RequestContextMiddleware` (pure ASGI) sets them per request or websocket as context
+variables, which `ContextFilter` copies onto each record; the writer's task, created at
+start, logs without them. `ScrubFilter` blanks every credential in every line, tracebacks
+included: a `token=` query parameter, an `authorization` header, a `jackpot.token.*`
+subprotocol (docs/architecture.md "Logs").
 """
 
 from __future__ import annotations
@@ -49,8 +40,7 @@ ACCESS = logging.getLogger("jackpot.access")
 _REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._:@/+=-]{1,128}$")
 _HEADER = b"x-request-id"
 # A request id we make: unique, not secret. A random prefix for this process and a
-# counter (16 hex digits, as before): os.urandom per request was a system call each,
-# 2 % of the server's samples under bench_http's bets (issue 21).
+# counter (16 hex digits): no system call per request (docs/performance.md).
 _ID_PREFIX = os.urandom(4).hex()
 _ids = itertools.count()
 _PREFIX = "/v1/tables/"

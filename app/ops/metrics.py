@@ -64,7 +64,7 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 Outcome = Literal["accepted", "retry", "refused", "unavailable"]
 # rows per group commit: max_batch is 512 by default (settings.commit_max_batch)
 BATCH_BUCKETS = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0)
-# one fsync is ~0.1-10 ms on local disks; seconds mean the database is in trouble
+# from one fast fsync to seconds, which mean the database is in trouble
 COMMIT_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 
 

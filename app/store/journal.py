@@ -2,10 +2,9 @@
 
 Durability contract (docs/design.md "Durable before acknowledged"): `append` returns only
 once every row of the batch is committed, and commits all of them or none. The writer
-acknowledges nothing (no HTTP answer, no broadcast) before `append` has returned; that
-ordering is the caller's job, not this module's. One transaction per batch is what makes
-group commit pay: PostgreSQL flushes the WAL once per commit (synchronous_commit=on),
-so a batch of 512 entries costs one fsync, not 512.
+acknowledges nothing before `append` has returned; that ordering is the caller's job. One
+transaction per batch is what makes group commit pay: PostgreSQL flushes the WAL once per
+commit, so a batch costs one fsync.
 """
 
 from __future__ import annotations
@@ -245,8 +244,7 @@ class PostgresJournal:
             # One COPY statement for the batch, in a transaction of its own: one WAL flush
             # when it completes, and a unique violation on any row rolls back every row
             # (all or nothing). No BEGIN and COMMIT around it: two round trips fewer.
-            # COPY, not executemany: the same at 1 row (the fsync dominates), 1.0-1.3x at
-            # 64 rows, about 2x at 512 (bench/bench_journal.py, embedded PG 16).
+            # COPY, not executemany: faster as batches grow (docs/performance.md).
             # The journal's trigger checks the session's epoch against the lease's in
             # that same transaction (alembic/versions/0004).
             async with self._pool.acquire(timeout=self._timeout) as connection:

@@ -145,8 +145,7 @@ def run_aside(work: Callable[[], bytes]) -> Awaitable[bytes]:
                 signal.signal(signum, signal.SIG_DFL)
             gc.disable()
             # Background work: the writer's requests (and PostgreSQL's commits) come first
-            # on a busy machine. Measured under bench_http's load, three alternating pairs:
-            # bets p99 37-46 ms against 47-56 ms at niceness 0, and 2-18 % more bets/s.
+            # on a busy machine (docs/performance.md "Snapshots in a forked child").
             os.nice(10)
             data = work()
             with os.fdopen(write_end, "wb") as out:

@@ -281,7 +281,7 @@ def test_a_won_round_is_in_the_awards(jackpot: Jackpot, url: str) -> None:
     assert column(out, "AMOUNT", award) == "10000.25"  # the meter: seed and this round's 0.25
     assert column(out, "KIND", award) == "meter"
     _, fixed, _ = jackpot(url, OPERATOR, "awards", "--link", "stud", "--kind", "fixed")
-    assert fixed.splitlines()[-1] == "(0 of 0 awards)"  # --kind filters (issue 16.7)
+    assert fixed.splitlines()[-1] == "(0 of 0 awards)"  # --kind filters
 
 
 # -- dual control ------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The operator console in a real headless Chromium against a real writer (`jackpot serve`
-on the demo floor with dual control, its tables simulated): issue 20, "How it will be
-checked". Screenshots of every view go to artifacts/console-*.png."""
+on the demo floor with dual control, its tables simulated). Screenshots of every view go to
+artifacts/console-*.png."""
 
 from __future__ import annotations
 

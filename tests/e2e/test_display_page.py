@@ -203,7 +203,7 @@ async def test_link_down_after_twelve_silent_seconds_then_reconnects(
 
 @pytest.mark.parametrize("where", ["#token=", "?token="])
 async def test_the_page_sends_the_display_token_in_no_url(page: Page, where: str) -> None:
-    # Issue 17.7: the token rides in Sec-WebSocket-Protocol, a header no log line holds;
+    # The token rides in Sec-WebSocket-Protocol, a header no log line holds;
     # an older screen's ?token= is moved into the fragment, so a reload does not send it.
     broadcaster = Broadcaster(MemoryBackend(), coalesce_ms=20, ping_s=2.0)
     broadcaster.configure_link("stud", "SGD", [("major", "Major")])
@@ -239,7 +239,7 @@ async def test_the_page_sends_the_display_token_in_no_url(page: Page, where: str
 async def test_a_voided_pending_win_leaves_the_jackpot_pending_list(
     floor: Floor, page: Page
 ) -> None:
-    """DESIGN.md "the watermark": "jackpot pending" while an award is pending; a void of
+    """docs/design.md "The watermark": "jackpot pending" while an award is pending; a void of
     its box cancels it (paid to nobody): off the list, and never celebrated."""
     p = page
     await p.goto(floor.base + "/display/stud")

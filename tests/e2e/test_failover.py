@@ -1,4 +1,4 @@
-"""Standby writers (issue 19): two `jackpot serve --role writer` on one PostgreSQL.
+"""Standby writers: two `jackpot serve --role writer` on one PostgreSQL.
 
 Killed, frozen or started together, exactly one leads; every acknowledged event is in
 the journal once, every retry gets its first answer, and `jackpot verify` is clean.

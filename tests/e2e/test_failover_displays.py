@@ -1,6 +1,6 @@
-"""What screens see across a writer takeover (issue 19: "displays keep receiving through
+"""What screens see across a writer takeover: displays keep receiving through
 Redis from whichever writer leads, a new snapshot on takeover, sequence numbers still
-increasing for a connected screen").
+increasing for a connected screen.
 
 Two `jackpot serve --role writer` on one PostgreSQL and one Redis, and a display process
 (`--role display`) between Redis and a screen, as docker-compose.yml runs them. Screens are
@@ -162,7 +162,7 @@ class Screen:
 
 
 def assert_seq_increases(screen: Screen) -> None:
-    """API.md, Displays: every message has a per-link increasing seq; after a snapshot each
+    """docs/api.md "Displays": every message has a per-link increasing seq; after a snapshot each
     is the previous plus one (app/display/broadcaster.py), but for a display server's own
     `status` `degraded`, which repeats the previous seq."""
     previous: dict[str, Any] | None = None
@@ -183,7 +183,7 @@ def assert_seq_increases(screen: Screen) -> None:
 
 def meter_read(writer: Writer) -> str:
     """The operator's read of the major meter on the leader: `value`, what screens show
-    (API.md, Operators: pending events counted; these rounds never settle)."""
+    (docs/api.md "Operators": pending events counted; these rounds never settle)."""
     r = httpx.get(f"{writer.url}/v1/links/stud/meters/major", headers=OPERATOR, timeout=10)
     assert r.status_code == 200, r.text
     return str(r.json()["value"])

@@ -1,4 +1,4 @@
-"""Issue 17 items 7-9 from outside: a real `jackpot serve --role display` process, as
+"""Hostile traffic from outside: a real `jackpot serve --role display` process, as
 deployed (its uvicorn options, its logging), with a display token and a Redis secret,
 against long link ids, big messages, silent connections, tokens in URLs and garbage
 published on its Redis."""

@@ -23,7 +23,7 @@ SCRIPT = textwrap.dedent(
 
 
 def test_a_signal_after_the_drain_does_not_kill_the_server() -> None:
-    """API.md, Running: SIGTERM drains and exits 0. A Ctrl-C to the demo's process group
+    """docs/api.md "Running": SIGTERM drains and exits 0. A Ctrl-C to the demo's process group
     reaches the server, then the demo sends it SIGTERM too: if that lands after the
     drain, the process must still end with status 0 (seen as -15 under load)."""
     done = subprocess.run(

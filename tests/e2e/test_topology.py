@@ -368,7 +368,7 @@ def test_nginx_sends_every_route_to_the_process_that_serves_it() -> None:
         assert route(concrete(path), table) == "displays", path
     for path in sorted(writer_only):
         assert route(concrete(path), table) == "writer", path
-    # and what is not a route of either app yet, by API.md
+    # and what is not a route of either app yet, by docs/api.md
     for path in ("/metrics", "/v1/reports/reconciliation", "/v1/audit", "/v1/awards", "/docs"):
         assert route(path, table) == "writer", path
     for path in ("/display/tcp", "/static/display.js", "/v1/links/tcp", "/v1/links/tcp/ws"):
@@ -391,7 +391,7 @@ def test_compose_runs_two_writers_and_two_display_processes() -> None:
     commands = {name: " ".join(s.get("command", [])) for name, s in services.items()}
     writers = [n for n, c in commands.items() if "--role writer" in c]
     displays = [n for n, c in commands.items() if "--role display" in c]
-    # Issue 19: two writers on one database, one leads (the lease), one stands by.
+    # Two writers on one database, one leads (the lease), one stands by.
     assert len(writers) == 2 and len(displays) == 2
     for name in writers + displays:
         service = services[name]
@@ -410,7 +410,7 @@ def test_compose_runs_two_writers_and_two_display_processes() -> None:
 
 
 def test_compose_gives_redis_a_password_and_the_apps_the_signing_secret() -> None:
-    # Issue 17.9: only our processes reach Redis, and only the writer's messages count.
+    # Only our processes reach Redis, and only the writer's messages count.
     services: dict[str, Any] = yaml.safe_load(COMPOSE.read_text())["services"]
     command = services["redis"]["command"]
     assert command[command.index("--requirepass") + 1].startswith("${REDIS_PASSWORD:?")
@@ -424,7 +424,7 @@ def test_compose_gives_redis_a_password_and_the_apps_the_signing_secret() -> Non
 
 
 def test_nginx_logs_no_query_string_and_bounds_slow_and_greedy_clients() -> None:
-    # Issue 17.7: `?token=` of an older screen must not reach nginx's log; 17.8: limits.
+    # `?token=` of an older screen must not reach nginx's log; the limits.
     text = re.sub(r"#[^\n]*", "", NGINX.read_text())
     log_format = re.search(r"log_format\s+jackpot[^;]*;", text)
     assert log_format is not None

@@ -1,13 +1,11 @@
 """The journal's entries, typed: one class per kind, as docs/journal.md specifies them.
 
-An entry is decoded from its JSON (`entry_from_dict`), which checks
-every field's name and type and names the entry and the field it refuses, and encoded
-back (`entry_dict`, `entry_text`) to exactly the dict and the canonical bytes it came
-from: the hash chain covers those bytes, so no field is added, dropped or reordered.
-An absent `version` (an entry written before issue 16) stays absent (`UNSET`).
-Each class gives the core's command it records (`command`) and, for a table's round
-event, the request body it holds (`body`); what each kind does to the rest of the state,
-and its answer, is the table in app/state/kinds.py.
+An entry is decoded from its JSON (`entry_from_dict`, naming the entry and the field it
+refuses) and encoded back (`entry_dict`, `entry_text`) to exactly the dict and canonical
+bytes it came from: the hash chain covers those bytes. An absent `version` stays absent
+(`UNSET`). Each class gives the core's command it records (`command`) and, for a round
+event, the request body it holds (`body`); what each kind does, and its answer, is the
+table in app/state/kinds.py.
 """
 
 from __future__ import annotations

@@ -23,8 +23,8 @@ Version = Annotated[int, Meta(ge=1, le=SEMANTICS)]
 
 
 def version_of(version: int | UnsetType) -> int:
-    """The rules an entry replays by (docs/journal.md, versions): absent in entries
-    written before issue 16, which replay as they were applied then."""
+    """The rules an entry replays by (docs/journal.md, versions): absent in the
+    first version's entries, which replay as they were applied then."""
     return 1 if version is UNSET else version
 
 

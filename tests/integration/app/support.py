@@ -127,7 +127,7 @@ def table_event_script(at: Callable[[int], str]) -> list[tuple[str, str, dict[st
         ("POST", "/v1/tables/T02/rounds/R3/bets", T02, bets),
         ("POST", "/v1/tables/T02/rounds/R3/void", T02, {"reason": "misdeal (5.8)", "boxes": [3]}),
         ("POST", "/v1/tables/T02/rounds/R3/void", T02, {"boxes": [1]}),  # 422: no reason
-        # (table, round, kind) is the event's key (API.md): another void body is a 409.
+        # (table, round, kind) is the event's key (docs/api.md): another void body is a 409.
         ("POST", "/v1/tables/T02/rounds/R3/void", T02, {"reason": "foreign card (5.8.1)"}),
     ]
 

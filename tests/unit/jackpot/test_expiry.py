@@ -1,4 +1,4 @@
-"""Expiry of abandoned rounds (jackpot/expiry.py, issue 17 item 3): open too long, no outcome."""
+"""Expiry of abandoned rounds (jackpot/expiry.py): open too long, no outcome."""
 
 from __future__ import annotations
 

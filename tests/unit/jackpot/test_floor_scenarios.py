@@ -292,7 +292,7 @@ def test_settled_rounds_are_pruned_after_retention_but_their_awards_stay() -> No
 
 
 def test_4_5_2_a_round_with_late_bets_keeps_its_deal_order_place_for_an_on_time_win() -> None:
-    # Issue 16, item 3 (4.5.2, 4.9.1): only the late event takes the current position.
+    # Only the late event takes the current position (4.5.2, 4.9.1).
     t = 10_000
     f = floor()
     f.apply(bets("B", "R1", t + 500, t + 500, (1, "1.00")))
@@ -314,7 +314,7 @@ def test_4_5_2_a_round_with_late_bets_keeps_its_deal_order_place_for_an_on_time_
 
 
 def test_5_20_a_void_does_not_change_a_later_rounds_pending_award() -> None:
-    # Issue 16, item 4 (5.20, 4.5.1): a void takes effect at the current position.
+    # A void takes effect at the current position (5.20, 4.5.1).
     f = floor()
     f.apply(bets("T1", "R1", 0, 0, (1, "1.00")))
     f.apply(outcome("T1", "R1", 1_000))  # R1 settles

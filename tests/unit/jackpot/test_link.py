@@ -52,7 +52,7 @@ def test_display_values_are_the_values_once_all_pending_is_final(
             f.apply(SetSeed("stud", "major", m(str(arg)), now, "sam", "test"))
         final = _all_final(f)
         assert f.display_values("stud") == final.display_values("stud")
-        # Issue 16 item 8: the operator's (value, reserve), at one instant.
+        # The operator's (value, reserve), at one instant.
         assert f.links["stud"].provisional() == [
             (x.value, x.reserve) for x in final.links["stud"].meters
         ]

@@ -1,4 +1,4 @@
-"""Fixed awards outlive their round: the floor keeps those of pruned rounds (issue 16.7),
+"""Fixed awards outlive their round: the floor keeps those of pruned rounds,
 and a snapshot keeps them too."""
 
 from __future__ import annotations

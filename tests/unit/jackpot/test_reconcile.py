@@ -71,7 +71,7 @@ def test_every_period_split_reconciles(ops: list[tuple[str, int, int]]) -> None:
 
 
 def test_a_void_after_a_reset_shows_as_reversed_and_covered_by_the_house() -> None:
-    # Issue 16, item 4: R1 voided while R2's royal flush (dealt after R1) is pending.
+    # R1 voided while R2's royal flush (dealt after R1) is pending.
     f = floor()
     f.apply(bets("T1", "R1", 0, 0, (1, "1.00")))
     f.apply(outcome("T1", "R1", 1_000))

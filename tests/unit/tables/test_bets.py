@@ -228,7 +228,7 @@ def test_draw_accepts_a_system_random() -> None:
     assert drawn is not None and 1 <= drawn.lucky_box <= 7
 
 
-# -- whoever makes the decisions, the rules decide the same (issue 21) -------------------
+# -- whoever makes the decisions, the rules decide the same -------------------
 
 AMOUNTS = ["0", "0.50", "1.00", "2.00", "10.00", "25.00"]
 # Mostly what a table takes (none, or the prescribed 1.00), sometimes any amount.

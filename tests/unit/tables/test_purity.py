@@ -1,4 +1,5 @@
-"""tables/ is pure (STYLE.md): no I/O, clock, float or global random; only jackpot.money."""
+"""tables/ is pure (docs/design.md "Layout"): no I/O, clock, float or global random; of
+jackpot/ only its money."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 16, items 5, 6, 8, 9 and 10: exact at every edge, through the whole app.
+"""Exact at every edge, through the whole app.
 
 Each refusal is a 422 problem+json, after authentication, that changes nothing.
 """
@@ -53,7 +53,7 @@ async def journal_head(client: httpx.AsyncClient) -> int:
 async def test_a_box_dealt_after_max_clock_skew_is_422_naming_box_and_field(
     client: httpx.AsyncClient, clock: Clock
 ) -> None:
-    """DESIGN.md: a timestamp more than max_clock_skew (2 s) ahead of the server's clock
+    """docs/design.md: a timestamp more than max_clock_skew (2 s) ahead of the server's clock
     is refused; box 2 has no winning hand, so no meter claim would have caught it."""
     bets = bets_body(clock, (1, "25.00", "1.00"), (2, "25.00", "1.00"))
     assert (await client.post("/v1/tables/T01/rounds/R1/bets", json=bets, headers=T01)).is_success
@@ -81,7 +81,7 @@ async def test_a_box_dealt_after_max_clock_skew_is_422_naming_box_and_field(
 async def test_a_dealer_dealt_after_max_clock_skew_is_422(
     client: httpx.AsyncClient, clock: Clock
 ) -> None:
-    """Singapore Stud: the dealer's hand carries its own dealt_at (DESIGN.md)."""
+    """Singapore Stud: the dealer's hand carries its own dealt_at (docs/design.md)."""
     bets = {
         "closed_at": clock.at(),
         "boxes": [{"box": 1, "ante": "10.00", "jackpot": "1.00", "jackpot_dealer": "1.00"}],
@@ -190,7 +190,7 @@ async def test_meter_read_gives_value_and_reserve_at_one_instant(
     low_ceiling: httpx.AsyncClient, clock: Clock
 ) -> None:
     """Three 1.00 wagers: 0.25 each to the meter (rate), 0.05 each to the reserve. The
-    ceiling (10000.50) keeps two of them; the third's 0.25 goes to the reserve (API.md)."""
+    ceiling (10000.50) keeps two of them; the third's 0.25 goes to the reserve (docs/api.md)."""
     client = low_ceiling
     for n in range(3):
         body = bets_body(clock, (1, "10.00", "1.00"))
@@ -329,7 +329,7 @@ async def test_time_parsing_accepts_ascii_digits_only(
     assert problem(r)["errors"][0]["loc"] == ["body", "closed_at"]
 
 
-# -- every time in every answer is RFC 3339 text (API.md, Conventions: Time) ----------------
+# -- every time in every answer is RFC 3339 text (docs/api.md "Conventions": Time) ----------------
 
 
 def _times(data: Any, path: str = "") -> list[tuple[str, Any]]:

@@ -1,4 +1,4 @@
-"""Issue 16 item 7: `GET /v1/awards` lists every award the server decided, of every kind.
+"""`GET /v1/awards` lists every award the server decided, of every kind.
 
 Amounts are the rules' pay tables for a 1.00 wager: 3 Card Poker 4.4 (straight flush 175,
 three of a kind 150), envy bonus 4.7 (250 for A K Q of spades), Western Stud River bet

@@ -1,5 +1,5 @@
 """The console's API: `GET /v1/floor`, `WS /v1/floor/ws`, a meter's history, the audit's
-filters and CSV (issue 20). Auth first (401, 403), bad input a 422 naming the field."""
+filters and CSV. Auth first (401, 403), bad input a 422 naming the field."""
 
 from __future__ import annotations
 

@@ -202,7 +202,7 @@ async def test_reconciliation_report_balances_and_downloads_as_csv(
 async def test_journal_head_is_the_chain_recomputed_from_the_stored_entries(
     clock: Clock,
 ) -> None:
-    """Issue 9: the head hash and entry count, as anyone recomputes them from the entries
+    """The head hash and entry count, as anyone recomputes them from the entries
     (docs/journal.md: hash = sha256(previous hash || canonical entry), genesis 64 zeros)."""
     journal = MemoryJournal()
     async for c in make_client(clock, dual=False, journal=journal):
@@ -239,8 +239,8 @@ CHANGES = [
 async def test_an_operator_change_asks_for_the_token_before_the_body(
     client: httpx.AsyncClient, method: str, path: str, body: bytes
 ) -> None:
-    """API.md, Auth: 401 without a valid token, 403 without the supervisor role, before
-    the body is read (422 naming the missing fields only for a supervisor)."""
+    """docs/api.md "Conventions", Auth: 401 without a valid token, 403 without the supervisor
+    role, before the body is read (422 naming the missing fields only for a supervisor)."""
     json_type = {"Content-Type": "application/json"}
     for headers, status in (({}, 401), (TABLE, 403), (OPERATOR, 403)):
         r = await client.request(method, path, content=body, headers={**json_type, **headers})
@@ -254,7 +254,7 @@ async def test_an_operator_change_asks_for_the_token_before_the_body(
 
 
 # The floor file's bound on a seed (app/floor.py: a ceiling below the seed is refused):
-# 0 <= seed <= ceiling. The operator API applies the same one (DESIGN.md vocabulary,
+# 0 <= seed <= ceiling. The operator API applies the same one (docs/design.md "Vocabulary",
 # "ceiling": beyond it contributions go to the reserve; a reset never goes beyond it).
 async def test_a_seed_above_the_ceiling_is_refused_and_records_nothing(
     client: httpx.AsyncClient,

@@ -61,7 +61,7 @@ async def test_retry_same_body_gets_first_answer_different_body_409(
 async def test_a_first_answer_is_the_journaled_text_and_every_retry_its_very_bytes(
     client: httpx.AsyncClient, clock: Clock, forget: bool
 ) -> None:
-    """Issue 21: the answer is encoded once, journaled, and sent as it is, to the first
+    """The answer is encoded once, journaled, and sent as it is, to the first
     post and to its retries (remembered, or read from the journal: `forget`)."""
     writer = client._transport.app.state.writer  # type: ignore[attr-defined]
     body = bets_body(clock, (1, "25.00", "1.00"), (2, "0", "1.00"))
@@ -267,7 +267,7 @@ async def test_health(client: httpx.AsyncClient) -> None:
 async def test_health_tells_a_balancer_status_and_role_and_not_the_journal_head(
     client: httpx.AsyncClient, clock: Clock
 ) -> None:
-    """Issue 17, item 11: the head is the operators' (`/v1/journal/head`, with a token)."""
+    """The head is the operators' (`/v1/journal/head`, with a token)."""
     await client.post(
         "/v1/tables/T01/rounds/R1/bets", json=bets_body(clock, (1, "25.00", "1.00")), headers=T01
     )
@@ -323,8 +323,9 @@ async def test_displays_see_the_seed_values_as_soon_as_the_server_is_ready(
 async def test_a_table_event_asks_for_the_token_before_the_body(
     client: httpx.AsyncClient, kind: str, body: bytes
 ) -> None:
-    """API.md, Auth: 401 without a valid token, 403 for another table's, before anything
-    is said about the body (a bad body must not tell a stranger what the fields are)."""
+    """docs/api.md "Conventions", Auth: 401 without a valid token, 403 for another table's,
+    before anything is said about the body (a bad body must not tell a stranger what the
+    fields are)."""
     path = f"/v1/tables/T01/rounds/R1/{kind}"
     json_type = {"Content-Type": "application/json"}
     for headers, status in (
@@ -344,8 +345,8 @@ async def test_a_void_of_a_round_that_left_memory_is_409_naming_the_remedy(
     client: httpx.AsyncClient, clock: Clock
 ) -> None:
     """Its bets were recorded: not a 404 "no bets were recorded", but a 409 saying that it
-    settled and left memory, and that a supervisor's correction is the remedy (API.md,
-    void; DESIGN.md: "that is an audited operator correction")."""
+    settled and left memory, and that a supervisor's correction is the remedy (docs/api.md,
+    void; docs/design.md: "that is an audited operator correction")."""
     await client.post(
         "/v1/tables/T01/rounds/R1/bets", json=bets_body(clock, (1, "25.00", "1.00")), headers=T01
     )

@@ -1,5 +1,5 @@
 """The reconciliation: from snapshots and the entries after them, away from the writer's
-event loop, one at a time, kept by period and journal head (issue 17, item 5)."""
+event loop, one at a time, kept by period and journal head."""
 
 from __future__ import annotations
 

@@ -126,7 +126,7 @@ class Floor:
     ) -> dict[str, Any]:  # fmt: skip
         sub = self.submit(kind, table, round_id, body, by)
         await self.flush()
-        answer = sub.future.result()[1]  # a first answer: the text journaled (issue 21)
+        answer = sub.future.result()[1]  # a first answer: the text journaled
         return json.loads(answer) if isinstance(answer, str) else answer
 
     async def later(self, ms: int) -> None:
@@ -622,7 +622,7 @@ def test_export_writes_the_period_with_hashes_that_recompute(
 def test_an_export_of_the_whole_journal_verifies_away_from_the_database(
     fresh_dsn: str, floor_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Issue 9: the export is enough to re-run the verification. `verify --file` on it
+    """The export is enough to re-run the verification. `verify --file` on it
     gives the report the database gives; an amount edited in the file is named; a
     file that does not start at entry 1 is refused (exit 2)."""
     from app.audit.export import main_export
@@ -1021,7 +1021,7 @@ async def _snapshot_seqs(dsn: str) -> list[int]:
         await pool.close()
 
 
-# -- a long random history through the HTTP API (issue 9's check) --------------------------
+# -- a long random history through the HTTP API --------------------------
 
 
 async def test_a_long_random_history_through_the_http_api_verifies_clean() -> None:
@@ -1103,7 +1103,7 @@ async def test_a_long_random_history_through_the_http_api_verifies_clean() -> No
     assert report.meter_awards > 3 and report.fixed_awards > 3, format_report(report)
 
 
-# -- issue 16 (items 3, 4): late bets with an on-time win, voids at the current position ----
+# -- late bets with an on-time win, voids at the current position ----
 
 JUNK = "2C 3D 4D 7S 9C"
 
@@ -1188,7 +1188,7 @@ async def test_issue_16_edges_pay_by_deal_order_and_void_at_the_current_position
 
 def test_a_journal_written_before_issue_16_replays_as_it_was_applied() -> None:
     """Entries without `version` (1) replay by the rules they were written under: the same
-    edges, journaled by the code before issue 16 (the `data` folder here), verify clean and
+    edges, journaled by the code of the first version (the `data` folder here), verify clean and
     give back the amounts that code paid (printed by it when it wrote the file)."""
     path = Path(__file__).parent / "data" / "journal_v1_edges.jsonl"
     rows = [JournalRow(**json.loads(line)) for line in path.read_text().splitlines()]

@@ -1,4 +1,4 @@
-"""`jackpot simulate`: its deals, its bodies (API.md shapes), and a run against the app."""
+"""`jackpot simulate`: its deals, its bodies (docs/api.md shapes), and a run against the app."""
 
 from __future__ import annotations
 
@@ -147,11 +147,11 @@ def test_a_seed_decides_the_deals() -> None:
     assert plans("42:T04") != plans("43:T04")
 
 
-# -- against a fake server: the bodies API.md shows --------------------------------------
+# -- against a fake server: the bodies docs/api.md shows --------------------------------------
 
 
 class Fake:
-    """A tiny server answering like API.md, recording every request it is sent.
+    """A tiny server answering like docs/api.md, recording every request it is sent.
 
     It refuses once with 503 (Retry-After 0), once with 422 at an outcome, and gives the
     first outcome a pending meter award, final on the next GET of the round.

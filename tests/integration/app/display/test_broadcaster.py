@@ -584,7 +584,7 @@ async def test_a_display_started_before_the_writer_catches_up_on_its_first_messa
     await writer.stop()
 
 
-# ---- what a display process takes from Redis (issue 17.9) ------------------------------
+# ---- what a display process takes from Redis ------------------------------
 
 
 def garbage(link_seq: int) -> list[bytes | str]:

@@ -250,7 +250,7 @@ def token_protocol(token: str) -> str:
     ],
 )
 async def test_display_token_as_a_subprotocol(protocols: list[str], code: int | None) -> None:
-    # Issue 17.7: a header, so neither uvicorn's nor the proxy's log has the token.
+    # A header, so neither uvicorn's nor the proxy's log has the token.
     async with (
         serve(display_token="s3cret") as served,
         connect(served.ws(), subprotocols=protocols, compression=None) as ws,  # type: ignore[arg-type]

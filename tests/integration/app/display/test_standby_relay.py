@@ -1,4 +1,4 @@
-"""Standby writers (issue 19) and their own screens, over a real Redis: a writer-role
+"""Standby writers and their own screens, over a real Redis: a writer-role
 Broadcaster that does not lead relays the leader's stream as a display process does, and
 once it leads it ignores the relay and starts every link afresh, its seq still higher."""
 

@@ -172,7 +172,7 @@ TOKEN = "s3cret-display-token"
 @pytest.mark.usefixtures("restore_logging")
 @pytest.mark.parametrize("json_lines", [True, False])
 async def test_a_display_token_in_a_query_string_is_in_no_log_line(json_lines: bool) -> None:
-    # Issue 17.7: uvicorn logs `"WebSocket /v1/links/stud/ws?token=..." [accepted]`.
+    # Uvicorn logs `"WebSocket /v1/links/stud/ws?token=..." [accepted]`.
     stream = io.StringIO()
     configure(json=json_lines, level="info", stream=stream)
     broadcaster = Broadcaster(MemoryBackend(), ping_s=3600.0)

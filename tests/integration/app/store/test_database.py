@@ -104,7 +104,7 @@ async def test_concurrent_migrations_of_one_database_do_not_collide(pg_dsn: str)
 
 
 def test_the_alembic_folder_is_not_a_package() -> None:
-    # An __init__.py there would shadow the alembic library (STYLE.md).
+    # An __init__.py there would shadow the alembic library.
     assert (ALEMBIC_DIR / "env.py").is_file()
     assert not (ALEMBIC_DIR / "__init__.py").exists()
 

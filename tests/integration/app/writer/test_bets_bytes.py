@@ -1,4 +1,4 @@
-"""Issue 21: the writer's work per bets event was cut with every byte it records and answers
+"""The writer's work per bets event was cut with every byte it records and answers
 unchanged. `data/bets_issue21.jsonl` is the journal the code before that work (34ad679)
 wrote for the bets below, with a seeded generator and a fixed clock: every game of the
 demo floor, accepted, returned and absent wagers, players, Singapore Stud's dealer-hand

@@ -1,4 +1,4 @@
-"""Issue 16, item 1, "exact at every edge": one money bound (jackpot.money.MAX_MONEY) for
+"""Exact at every edge: one money bound (jackpot.money.MAX_MONEY) for
 the wire, the floor file and operator changes; every reader of journal and snapshot JSON
 exact for every integer (or refusing, the entry named); the largest amounts survive a
 restart with the same state and answers, and verify clean."""
@@ -199,7 +199,7 @@ def test_the_floor_file_refuses_money_beyond_the_bound_and_odds_beyond_max_odds(
 async def test_the_largest_amounts_survive_a_restart_with_the_same_state_and_answers(
     snapshot_every: int, opener: Opener
 ) -> None:
-    """Issue 16: bets of the largest amount at a western_stud table, a royal flush (25 to
+    """Bets of the largest amount at a western_stud table, a royal flush (25 to
     1) and a straight flush (15 to 1) on them; then a restart (from the journal alone, or
     from a snapshot) answers the round and every retry as before."""
     clock = Clock()

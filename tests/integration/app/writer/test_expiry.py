@@ -1,4 +1,4 @@
-"""Abandoned rounds through the whole app (issue 17, item 3): bets and never an outcome.
+"""Abandoned rounds through the whole app: bets and never an outcome.
 
 A round open longer than `expire_after` round timeouts is expired by a journal entry,
 leaves the watermark, memory and snapshots; a table holds at most `max_open_rounds`.

@@ -112,7 +112,7 @@ async def test_database_stopped_under_load_gives_503_then_recovers(pg_folder: Pa
 async def test_a_stopped_database_is_503_on_every_path_that_reads_the_journal(
     pg_folder: Path,
 ) -> None:
-    """Issue 17, item 4: an archived round, the reconciliation and a late retry read the
+    """An archived round, the reconciliation and a late retry read the
     journal; with the database stopped each answers 503 problem+json with Retry-After
     (not 500), and /health says degraded at once, before any commit has failed."""
     database = await start_embedded(pg_folder)

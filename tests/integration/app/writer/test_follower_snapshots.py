@@ -1,4 +1,4 @@
-"""A standby follows the leader's snapshots against real PostgreSQL (issue 21): a stored
+"""A standby follows the leader's snapshots against real PostgreSQL: a stored
 snapshot, megabytes on a large floor, is fetched once it is a newer one the standby has
 applied, not at every poll while the leader's next snapshot is postponed."""
 

@@ -1,4 +1,4 @@
-"""When the writer snapshots (issue 21): after `snapshot_every` entries, and once the journal
+"""When the writer snapshots: after `snapshot_every` entries, and once the journal
 has grown since the base by as much text as the base's own, so that a large state is
 snapshotted in proportion to the work appended; and, with or without snapshots, the state
 is frozen out of the cyclic collector every `freeze_every` entries."""

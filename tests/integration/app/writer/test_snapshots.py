@@ -1,5 +1,5 @@
 """Snapshots: taken aside by a forked process, exact, the base a failed commit rebuilds from,
-and what a restart starts from (DESIGN.md "The service": recovery = snapshot + replay)."""
+and what a restart starts from (docs/design.md "Recovery and snapshots")."""
 
 from __future__ import annotations
 

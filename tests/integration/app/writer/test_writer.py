@@ -184,7 +184,7 @@ async def test_a_snapshot_of_rows_that_are_not_committed_is_dropped() -> None:
 
 @pytest.mark.parametrize("fails", [False, True], ids=["committed", "failed"])
 async def test_an_award_made_final_by_an_uncommitted_entry_is_shown_pending(fails: bool) -> None:
-    """DESIGN.md, the watermark: a meter award is final once its finalize entry is; a
+    """docs/design.md "The watermark": a meter award is final once its finalize entry is; a
     table pays the player on a final amount, so none may be shown before it is durable."""
     async with Harness() as h:
         w = h.writer
@@ -253,7 +253,7 @@ class Screens:
 
 
 async def test_a_win_final_in_the_group_of_its_claim_is_shown_final_once_after_its_commit() -> None:
-    """Issue 16.2, DESIGN.md "Broadcast": a royal flush posted more than `hold` after its
+    """Docs/design.md "Broadcast": a royal flush posted more than `hold` after its
     deal, nothing else open on the link: its claim and the finalize entry that makes it
     final are one group; displays get one `final`, sent once the journal has it final."""
     async with Harness() as h:
@@ -270,7 +270,7 @@ async def test_a_win_final_in_the_group_of_its_claim_is_shown_final_once_after_i
 async def test_a_win_is_shown_pending_once_then_final_once_after_the_entry_that_made_it_final(
     fails: bool,
 ) -> None:
-    """Issue 16.2: the claim's group is committed while the group gathered behind it holds
+    """The claim's group is committed while the group gathered behind it holds
     the finalize entry that makes the award final. The claim's commit shows it `pending`
     (not the `final` already applied behind it); `final` comes once, with the commit of the
     entry that made it final; a failed commit shows nothing of its group."""
@@ -303,7 +303,7 @@ async def test_a_win_is_shown_pending_once_then_final_once_after_the_entry_that_
 
 @pytest.mark.parametrize("fails", [False, True], ids=["committed", "failed"])
 async def test_meters_shown_to_displays_are_the_journals(fails: bool) -> None:
-    """DESIGN.md "Broadcast": displays may lag the writer, never lead the journal: a
+    """docs/design.md "Broadcast": displays may lag the writer, never lead the journal: a
     commit shows the meters as its own entries leave them, not with the contributions of
     the group gathered behind it (which may yet fail)."""
     async with Harness() as h:
@@ -353,7 +353,7 @@ VOID = {"reason": "foreign card found (5.8.1)"}
 async def test_a_void_of_a_win_shown_pending_is_shown_void_once_after_its_commit(
     fails: bool,
 ) -> None:
-    """DESIGN.md "the watermark": screens show "jackpot pending" while an award is
+    """docs/design.md "The watermark": screens show "jackpot pending" while an award is
     pending; a void of its box (5.20) cancels it, and screens are told so once the void
     is committed, with `void` (no amount: nobody is paid it). A failed void shows nothing."""
     async with Harness() as h:
@@ -523,11 +523,11 @@ async def run_plays(schedule: list[Play]) -> None:
 def test_any_schedule_shows_each_win_pending_at_most_once_and_final_once_when_committed(
     schedule: list[Play],
 ) -> None:
-    """DESIGN.md "Broadcast", under any mix of claims, voids, held, failed and landed
+    """docs/design.md "Broadcast", under any mix of claims, voids, held, failed and landed
     commits: every win message is sent when the journal holds its award in that state;
     an award the journal made final is shown final exactly once, pending at most once.
     An award is shown at most one end (final or void), after its pending if that was
-    shown; a void (DESIGN.md, the watermark: "jackpot pending" ends) only of an award
+    shown; a void (docs/design.md "The watermark": "jackpot pending" ends) only of an award
     shown pending, since screens know nothing of the others."""
     asyncio.run(run_plays(schedule))
 
@@ -623,7 +623,7 @@ class SlowLookupJournal(GatedJournal):
 
 
 async def test_a_refused_event_does_not_hold_up_the_commits_of_other_tables() -> None:
-    """Issue 17, item 6: an outcome for a round the writer does not know may be a late
+    """An outcome for a round the writer does not know may be a late
     retry, so the journal is asked for it; that question is not the commit loop's: while
     it waits, another table's bets are committed and answered."""
     h = Harness()

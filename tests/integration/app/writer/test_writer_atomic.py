@@ -1,4 +1,4 @@
-"""Issue 16, item 1: nothing half-recorded. Whatever fails once an event may have changed
+"""Nothing half-recorded. Whatever fails once an event may have changed
 the state and before its journal row exists (the core itself, the answer, the row), the
 state goes back to what the journal gives, the request gets a 500 problem+json, and its
 retry is applied as new (not a 409 against a change nothing recorded). And a property:
@@ -333,7 +333,7 @@ async def run_history(history: list[tuple[Step, int, str | None]], snapshot_ever
         for kind, table, round_id, body, first in accepted:
             status, answer = await again.submit(kind, table, round_id, body)
             assert status == 200
-            if kind == "outcome":  # with the awards as they stand now (API.md)
+            if kind == "outcome":  # with the awards as they stand now (docs/api.md)
                 assert answer == outcome_answer(writer.service, table, round_id)
             else:
                 assert answer == first

@@ -21,7 +21,7 @@ STORE = {"--data-dir": None, "--database-url": None}
 INTERFACE: dict[str, tuple[dict[str, str | None], list[str]]] = {
     "serve": (dict.fromkeys(["--config", "--host", "--port", "--data-dir", "--log-level",
                              "--role"]), []),
-    # --dual-control/--no-dual-control: added with the console (issue 20).
+    # --dual-control/--no-dual-control: the console's second supervisor.
     "demo": (dict.fromkeys(["--port", "--data-dir", "--boost", "--rate", "--dual-control",
                             "--no-dual-control"]), []),
     "simulate": (dict.fromkeys(["--url", "--config", "--tables", "--rate", "--seed", "--boost",

@@ -36,7 +36,7 @@ ints = st.integers()  # any size: readers keep every integer exact (docs/journal
 texts = st.text(max_size=12)  # every code point but lone surrogates; control characters too
 maybe_text = st.none() | texts
 cards = st.lists(texts, max_size=7)
-versions = st.sampled_from([None, 1, 2, 3])  # None: absent (written before issue 16)
+versions = st.sampled_from([None, 1, 2, 3])  # None: absent (the first version)
 
 
 def versioned(fields: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:

@@ -162,7 +162,7 @@ def test_void_then_outcome_is_409_and_snapshot_round_trips() -> None:
 
 def test_a_bets_answer_shows_each_boxs_own_contribution() -> None:
     """Each box's amount, also when the round's boxes contribute different amounts (the
-    answer formats each distinct amount once: issue 21)."""
+    answer formats each distinct amount once)."""
     s = Service(config())
     boxes = [box(1), box(2, jackpot="2.00"), box(3), box(4, jackpot="3.00"), box(5, jackpot="2.00")]
     s.apply(s.prepare_bets("T04", "R1", {"closed_at": 0, "boxes": boxes}, 0, random.Random(1)))
