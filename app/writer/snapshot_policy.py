@@ -32,7 +32,8 @@ class SnapshotPolicy:
         """Whether to take a snapshot now. One bounds start-up's replay and costs as much
         as the state is large: after `snapshot_every` entries, it waits until the journal
         has grown by the base's size, so that a large state is snapshotted in proportion
-        to the work appended (amortised, as log compaction does), a small one as before."""
+        to the work appended (amortised, as log compaction does), a small one every
+        `snapshot_every` entries."""
         position, settings = self.position, self.settings
         return (
             self.task is None
