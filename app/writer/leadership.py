@@ -1,14 +1,9 @@
 """Leadership among writers on one database: lead while holding the lease, else follow.
 
-Several `jackpot serve --role writer` processes may share one DATABASE_URL; the lease in
-PostgreSQL (app/store/lease.py) says which one writes. A standby follows the journal as
-it is committed (a short poll on seq), applying each entry to its state, and tries the
-lease at every poll: once it has expired it takes over (a new epoch, set as the
-journal's fence), replays only the tail, shows displays a fresh snapshot and the
-pending awards, and starts the writer's loop. The leader renews every third of the
-lease; when a renewal, or a fenced append, finds another epoch, it refuses what it holds
-with 503 (its commits fail: nothing is acknowledged), drops its state, rebuilds it from
-the journal and follows again.
+The lease in PostgreSQL (app/store/lease.py) says which `jackpot serve --role writer`
+process writes. A standby follows the journal as it is committed and takes over once the
+lease expires (a new epoch, set as the journal's fence); a leader that finds another epoch
+refuses what it holds with 503, rebuilds its state from the journal and follows again.
 """
 
 from __future__ import annotations
