@@ -132,6 +132,7 @@ async def build_journal(data_dir: Path, entries: int) -> None:
     from app.store.database import create_pool, migrate, start_embedded
     from app.store.journal import PostgresJournal
     from app.writer.writer import Writer
+    from app.writer.writer_settings import WriterSettings
 
     database = await start_embedded(data_dir)
     try:
@@ -141,8 +142,8 @@ async def build_journal(data_dir: Path, entries: int) -> None:
         clock = Clock()
         # bench_startup's floor moves its clock 25.6 s per 257 entries: end about now.
         clock.now = time.time_ns() // 1_000_000 - entries * 100 - 3_600_000
-        writer = Writer(Service(config), PostgresJournal(pool), clock=clock)
-        writer.snapshot_every = 20_000  # the server's default
+        # The server's default snapshot cadence.
+        writer = Writer(Service(config), PostgresJournal(pool), WriterSettings(clock=clock))
         await writer.recover()
         await build(writer, clock, entries, random.Random(1), 300)
         await pool.close()

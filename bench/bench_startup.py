@@ -34,6 +34,7 @@ from app.store.database import create_pool, migrate, start_embedded  # noqa: E40
 from app.store.journal import PostgresJournal  # noqa: E402
 from app.writer.group import Submission  # noqa: E402
 from app.writer.writer import Writer  # noqa: E402
+from app.writer.writer_settings import WriterSettings  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DECK = [r + s for r in "23456789TJQKA" for s in "SHDC"]
@@ -80,8 +81,8 @@ async def build(
             clock.now += 128 * 60_000 // per_minute
             if writer.seq // 100_000 != (writer.seq - 256) // 100_000:
                 print(f"  {writer.seq:,} entries", file=sys.stderr, flush=True)
-    if writer.snapshot_task is not None:
-        await writer.snapshot_task
+    if writer.snapshots.task is not None:
+        await writer.snapshots.task
 
 
 async def main() -> None:
@@ -97,13 +98,13 @@ async def main() -> None:
         pool = await create_pool(database.dsn)
         config = floor_config(load_floor(bench_floor()))
         clock = Clock()
-        writer = Writer(Service(config), PostgresJournal(pool), clock=clock)
+        writer = Writer(Service(config), PostgresJournal(pool), WriterSettings(clock=clock))
         await writer.recover()
         started = time.perf_counter()
         await build(writer, clock, args.entries, random.Random(1), args.rounds_per_minute)
         print(f"built {writer.seq:,} entries in {time.perf_counter() - started:.0f} s "
               f"(up to {format_time(clock.now)})")  # fmt: skip
-        fresh = Writer(Service(config), PostgresJournal(pool), clock=clock)
+        fresh = Writer(Service(config), PostgresJournal(pool), WriterSettings(clock=clock))
         started = time.perf_counter()
         replayed = await fresh.recover()
         elapsed = time.perf_counter() - started

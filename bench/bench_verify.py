@@ -56,6 +56,7 @@ from app.store.journal import JournalRow, PostgresJournal  # noqa: E402
 from app.store.packing import pack, unpack_bytes  # noqa: E402
 from app.writer.group import Submission  # noqa: E402
 from app.writer.writer import Writer  # noqa: E402
+from app.writer.writer_settings import WriterSettings  # noqa: E402
 from jackpot.config import LinkConfig, MeterConfig, Timing  # noqa: E402
 from jackpot.money import parse_money, parse_rate  # noqa: E402
 from tables.bets import TableSettings  # noqa: E402
@@ -163,7 +164,8 @@ async def write(
     rng = random.Random(seed)
     journal = ListJournal()
     clock = [START]
-    writer = Writer(Service(config), journal, clock=lambda: clock[0], rng=random.Random(seed))
+    settings = WriterSettings(clock=lambda: clock[0], rng=random.Random(seed))
+    writer = Writer(Service(config), journal, settings)
     loop = asyncio.get_running_loop()
     # (arrival time, n, table, kind, round, body): each table deals its next round as
     # soon as the last one's outcome is in; events arrive 5 to 50 ms after their time.
@@ -212,8 +214,8 @@ async def _process(writer: Writer, sub: Submission | None) -> None:
     """One request (None: the writer's timer), and the snapshot it may have started stored
     before the next, as the server's loop would have done meanwhile."""
     await writer.process([] if sub is None else [sub])
-    if writer.snapshot_task is not None:
-        await writer.snapshot_task
+    if writer.snapshots.task is not None:
+        await writer.snapshots.task
     if sub is None:
         return
     error = sub.future.exception()

@@ -40,6 +40,7 @@ from app.state.floor_state import Service  # noqa: E402
 from app.state.timefmt import format_time  # noqa: E402
 from app.writer.group import Submission  # noqa: E402
 from app.writer.writer import Writer  # noqa: E402
+from app.writer.writer_settings import WriterSettings  # noqa: E402
 
 FLOOR = bench_floor()
 START = 1_800_000_000_000
@@ -51,8 +52,8 @@ async def run(
     clock = time.process_time if cpu else time.perf_counter
     config = floor_config(load_floor(FLOOR))
     now = [START]
-    writer = Writer(Service(config), ListJournal(), clock=lambda: now[0])
-    writer.snapshot_every = 10**9
+    settings = WriterSettings(clock=lambda: now[0], snapshot_every=10**9)
+    writer = Writer(Service(config), ListJournal(), settings)
     loop = asyncio.get_running_loop()
     box = '{"box":%d,"ante":"10.00","jackpot":"1.00"}'
     template = '{"closed_at":"%s","boxes":[' + ",".join(box % b for b in range(1, boxes + 1)) + "]}"

@@ -8,7 +8,7 @@ import gc
 import logging
 import os
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,8 +37,9 @@ from app.ops.metrics import PrometheusMetrics, metrics_router
 from app.state.floor_state import Service
 from app.state.views import meters
 from app.store.journal import Journal
-from app.writer.follower import Leadership
+from app.writer.leadership import Leadership
 from app.writer.writer import Writer
+from app.writer.writer_settings import OUTCOME_WAIT_S, WriterSettings, wall_clock_ms
 
 log = logging.getLogger("jackpot")
 
@@ -59,6 +60,8 @@ def create_app(
     *,
     journal: Journal | None = None,
     broadcaster: Broadcaster | None = None,
+    clock: Callable[[], int] = wall_clock_ms,
+    outcome_wait_s: float = OUTCOME_WAIT_S,
 ) -> FastAPI:
     """The server. With `journal` given (tests), it is used as is; otherwise PostgreSQL:
     DATABASE_URL, or an embedded server under settings.data_dir, migrated at start."""
@@ -71,11 +74,17 @@ def create_app(
     resources = Resources(journal=journal)
     metrics = PrometheusMetrics()
     writer = Writer(
-        Service(config), journal if journal is not None else _unset_journal(), metrics=metrics
+        Service(config),
+        journal if journal is not None else _unset_journal(),
+        WriterSettings(
+            max_batch=settings.commit_max_batch,
+            snapshot_every=settings.snapshot_every,
+            outcome_wait_s=outcome_wait_s,
+            clock=clock,
+        ),
+        broadcast=broadcaster,
+        metrics=metrics,
     )
-    writer.max_batch = settings.commit_max_batch
-    writer.snapshot_every = settings.snapshot_every
-    writer.broadcast = broadcaster
     metrics.watch_writer(writer)
     metrics.watch_broadcaster(broadcaster)
 
@@ -85,7 +94,7 @@ def create_app(
             resources.journal = await _open_journal(settings, resources)
             resources.leadership = _leadership(settings, resources, writer, broadcaster)
             metrics.watch_leadership(resources.leadership)
-        writer.journal = resources.journal
+        writer.use_journal(resources.journal)
         replayed = await writer.recover()
         log.info("recovered: %d journal entries replayed, head seq %d", replayed, writer.seq)
         # What recovery built lives as long as the process: keep the collector off it.

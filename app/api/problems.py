@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.store.errors import JournalUnavailable
-from app.writer.errors import AnswerFailed, Conflict, Unavailable, Unrecorded
+from app.writer.refusals import AnswerFailed, Conflict, Unavailable, Unrecorded
 from jackpot.errors import InvalidCommandError, JackpotError, StateConflictError, UnknownError
 from tables.errors import TablesError
 

@@ -1,6 +1,6 @@
 """A standby writer's answer to everything but displays, /health and /metrics: 503.
 
-Another writer process holds the lease (app/writer/follower.py): this one records
+Another writer process holds the lease (app/writer/leadership.py): this one records
 nothing and its state may lag the journal, so table events, operator changes and the
 operators' reads of the writer's state are all refused with problem+json and
 Retry-After, for the proxy (deploy/nginx.conf) or the client to send them to the leader.

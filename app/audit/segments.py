@@ -182,7 +182,7 @@ async def in_processes(
 @contextlib.contextmanager
 def without_cyclic_gc() -> Iterator[None]:
     """The replay builds many long-lived objects and almost no garbage cycles (as the
-    server's recovery, app/writer/writer.py): the cyclic collector would walk the growing heap
+    server's recovery, app/writer/recovery.py): the cyclic collector would walk the growing heap
     again and again for nothing."""
     gc.disable()
     try:

@@ -56,7 +56,7 @@ class Broadcaster:
             "resyncs": 0,  # display role: snapshots re-sent after the feed came back
         }
         self._links: dict[str, LinkState] = {}
-        # Writer role: whether this process leads (app/writer/follower.py `may_announce`).
+        # Writer role: whether this process leads (app/writer/leadership.py `may_announce`).
         # A standby writer originates nothing, pings included, and stores no state in
         # Redis: only the leader's messages reach the screens.
         self.leads: Callable[[], bool] = lambda: True
@@ -139,7 +139,7 @@ class Broadcaster:
             self._originate(state, {**message, "status": status, "detail": detail})
 
     def lead(self, base_seq: int, values: Mapping[str, Mapping[str, str]]) -> None:
-        """This writer process has just taken over (app/writer/follower.py): every link
+        """This writer process has just taken over (app/writer/leadership.py): every link
         starts again from a fresh snapshot with the current meter `values`, its seq at
         least `base_seq` (the database's clock in ms at the takeover, as a restarted
         writer starts from its clock): above every seq the deposed leader sent while it

@@ -51,7 +51,7 @@ class BroadcasterReadings(Protocol):
 
 
 class LeadershipReadings(Protocol):
-    """What the metrics read of a writer process's leadership (app/writer/follower.py)."""
+    """What the metrics read of a writer process's leadership (app/writer/leadership.py)."""
 
     @property
     def leading(self) -> bool: ...

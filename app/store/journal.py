@@ -66,7 +66,7 @@ class Journal(JournalSource, Protocol):
 
     async def latest_snapshot(self) -> tuple[int, bytes] | None:
         """(seq, the snapshot as `pack` gave it) of the one with the highest seq: the
-        writer starts from it and keeps it packed (app/writer/writer.py `base`)."""
+        writer starts from it and keeps it packed (app/writer/position.py `base`)."""
 
     async def snapshot_before(self, at_ms: int, upto_seq: int) -> tuple[int, bytes] | None:
         """(seq, packed) of the last snapshot at or before entry `upto_seq` whose entry was

@@ -72,7 +72,7 @@ def dump_text(service: Service, seq: int, head: str) -> str:
 
 class Dumped(NamedTuple):
     """A snapshot as stored (`pack`) and the size of its JSON text in UTF-8 bytes: what the
-    writer weighs the journal appended since against (app/writer/fields.py)."""
+    writer weighs the journal appended since against (app/writer/snapshot_policy.py)."""
 
     packed: bytes
     text_size: int

@@ -8,14 +8,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.store.journal import JournalRow
-from app.writer.errors import Conflict
-from app.writer.ports import Staged
+from app.writer.ports import StagedCounts
+from app.writer.refusals import Conflict
 from jackpot.records import AwardRecord, ResetRecord
 
 # An answer: the JSON text the journal records with the entry, or a dict built now.
 Reply = dict[str, Any] | str
 # How to answer an applied request once its group is committed.
-Answer = Callable[[], tuple[int, Reply]]
+AnswerOnCommit = Callable[[], tuple[int, Reply]]
 
 
 @dataclass(slots=True)
@@ -47,12 +47,12 @@ class Group:
     """Requests applied to the state, answered once their journal rows are committed."""
 
     rows: list[JournalRow] = field(default_factory=list)
-    done: list[tuple[Submission, Answer]] = field(default_factory=list)
+    done: list[tuple[Submission, AnswerOnCommit]] = field(default_factory=list)
     refused: list[tuple[Submission, Exception]] = field(default_factory=list)
     claimed: list[AwardRecord] = field(default_factory=list)
     finalized: list[AwardRecord | ResetRecord] = field(default_factory=list)
     links: set[str] = field(default_factory=set)
-    staged: Staged | None = None  # the metrics' counts, taken once the group is applied
+    staged: StagedCounts | None = None  # the metrics' counts, taken once the group is applied
     # Resolved True once committed, False if not (a snapshot of the state with these rows
     # applied is kept only if they are committed); made when a snapshot asks for it.
     committed: asyncio.Future[bool] | None = None

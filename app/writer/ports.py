@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Literal, Protocol, Self, TypeVar
 
-Outcome = Literal["accepted", "retry", "refused", "unavailable"]
+EventOutcome = Literal["accepted", "retry", "refused", "unavailable"]
 
 
 class Broadcast(Protocol):
@@ -15,20 +15,20 @@ class Broadcast(Protocol):
     def status(self, link: str | None, status: str, detail: str = "") -> None: ...
 
 
-class Staged(Protocol):
+class StagedCounts(Protocol):
     """The counts staged for one group, counted once it is answered; a group merged into
     the one gathered before it brings its counts along."""
 
     def merge(self, later: Self) -> None: ...
 
 
-S = TypeVar("S", bound=Staged)
+S = TypeVar("S", bound=StagedCounts)
 
 
-class Metrics(Protocol[S]):
+class WriterMetrics(Protocol[S]):
     """What the writer counts on its hot path (app/ops/metrics.py says what each means)."""
 
-    def event(self, kind: str, table: str | None, outcome: Outcome) -> None: ...
+    def event(self, kind: str, table: str | None, outcome: EventOutcome) -> None: ...
     def retry(self, kind: str, table: str | None) -> None: ...
     def applied(self, kind: str, table: str | None, result: object) -> None: ...
     def take(self) -> S: ...
@@ -45,7 +45,7 @@ class _Nothing:
 class Uncounted:
     """Metrics that count nothing: a writer built without them (tests, benchmarks)."""
 
-    def event(self, kind: str, table: str | None, outcome: Outcome) -> None:
+    def event(self, kind: str, table: str | None, outcome: EventOutcome) -> None:
         pass
 
     def retry(self, kind: str, table: str | None) -> None:

@@ -1,46 +1,32 @@
-"""When the writer wakes: a batch of requests, or its timer to finalise, prune and expire."""
+"""The writer's timed entries: the watermark's finalize, pruning and expiry, each with the
+server time, so that replay never reads the clock (docs/design.md, the watermark)."""
 
 from __future__ import annotations
 
-import asyncio
-
-from app.state.entries import ExpireEntry
-from app.writer.group import Group, Submission
-from app.writer.snapshots import Snapshots
+from app.state.entries import ExpireEntry, FinalizeEntry
+from app.writer.group import Group
+from app.writer.position import Position
+from app.writer.writer_settings import WriterSettings
+from jackpot.floor import FinalizeResult
+from jackpot.records import AwardRecord
 
 EXPIRE_BATCH = 1_000  # rounds named by one expire entry
 
 
-class Timer(Snapshots):
-    """Takes the next batch, or wakes for the timer's entries (finalize, expire)."""
+class Timer:
+    """When the writer must wake with no request, and the entries it then makes."""
 
-    __slots__ = ()
-
-    async def _next_batch(self) -> list[Submission]:
-        timeout = self.sleep_s()
-        # One pending get() carried across timeouts: cancelling a get() that completes at
-        # that very moment could drop a request.
-        if self.getter is None:
-            self.getter = asyncio.ensure_future(self.queue.get())
-        done, _ = await asyncio.wait({self.getter}, timeout=timeout)
-        if not done:
-            return []  # time to finalise: the timer, not the next request
-        first, self.getter = self.getter.result(), None
-        if self.queue.qsize() < self.max_batch:
-            # One turn of the loop first: requests already read from their sockets reach
-            # the queue and join this group (measured: +12 % bets/s at 64 connections).
-            await asyncio.sleep(0)
-        batch = [first]
-        while len(batch) < self.max_batch and not self.queue.empty():
-            batch.append(self.queue.get_nowait())
-        return batch
+    def __init__(self, position: Position, settings: WriterSettings) -> None:
+        self.position, self.settings = position, settings
+        self.last_finalize = 0  # the server time of the last finalize entry
 
     def sleep_s(self) -> float | None:
-        now = self.clock()
-        floor = self.service.floor
+        """How long the writer may wait for a request before a timed entry is due."""
+        now = self.settings.clock()
+        floor = self.position.service.floor
         due = floor.due_at()
         if any(link.timeline.heap for link in floor.links.values()):
-            periodic = self.last_finalize + self.finalize_every_ms
+            periodic = self.last_finalize + self.settings.finalize_every_ms
             due = periodic if due is None else min(due, periodic)
         if floor.done:
             prune = floor.done[0][0] + floor.retain_ms + 1
@@ -52,22 +38,40 @@ class Timer(Snapshots):
             return None
         return max(0.0, (due - now) / 1000)
 
+    def add_due(self, now: int, group: Group) -> None:
+        """Apply the timed entries due at `now` and add their rows to the group."""
+        if self._finalize_due(now):
+            self._finalize(now, group)
+        self._expire(now, group)
+
     def _finalize_due(self, now: int) -> bool:
-        floor = self.service.floor
+        floor = self.position.service.floor
         due = floor.due_at()
         if due is not None and now >= due:
             return True
         if floor.done and floor.done[0][0] < now - floor.retain_ms:
             return True  # settled rounds to prune
         pending = any(link.timeline.heap for link in floor.links.values())
-        return pending and now - self.last_finalize >= self.finalize_every_ms
+        return pending and now - self.last_finalize >= self.settings.finalize_every_ms
+
+    def _finalize(self, now: int, group: Group) -> None:
+        position = self.position
+        service = position.service
+        result = service.apply(entry := FinalizeEntry(now=now))
+        assert isinstance(result, FinalizeResult)
+        self.last_finalize = now
+        position.append(group.rows, position.row(entry, None, None, None))
+        group.finalized.extend(result.finalized)
+        service.uncommitted.update(r.id for r in result.finalized if isinstance(r, AwardRecord))
+        group.links.update(r.link for r in result.finalized)
 
     def _expire(self, now: int, group: Group) -> None:
         """Rounds open longer than expire_after leave the open set (jackpot/expiry.py): an
-        entry naming them, with the server time, so replay never reads the clock. At most
-        EXPIRE_BATCH an entry; the timer comes back at once for the rest."""
-        rounds = self.service.floor.expirable(now, EXPIRE_BATCH)
+        entry naming them. At most EXPIRE_BATCH an entry; the timer comes back at once for
+        the rest."""
+        position = self.position
+        rounds = position.service.floor.expirable(now, EXPIRE_BATCH)
         if rounds:
             entry = ExpireEntry(now=now, rounds=[list(key) for key in rounds])
-            self.service.apply(entry)
-            self._append(group.rows, self._row(entry, None, None, None))
+            position.service.apply(entry)
+            position.append(group.rows, position.row(entry, None, None, None))

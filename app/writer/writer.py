@@ -1,23 +1,10 @@
 """The single writer: owns all state, applies commands in order, commits them in groups.
 
-HTTP handlers never touch state: they validate, `submit` a request and await its answer.
-The writer takes every queued request at once (up to `max_batch`), applies each to the
-state, appends all their journal rows in ONE transaction, and only then answers: one
-fsync per group, and nothing is acknowledged before it is durable. If the commit fails,
-the state is rebuilt from the last durable point (an in-memory snapshot plus the entries
-committed since), every request of the group gets a 503, and nothing was acknowledged.
-
-Applying and committing overlap: while one group is being committed, the requests that
-arrive meanwhile are applied and gathered into the next group, committed as soon as the
-first is (one commit in flight at a time, so the journal's order is the order of
-application). Every answer waits for the commits of its own group and of all groups
-before it, in order: a retry of an event still being committed waits for that commit. A
-failed commit refuses its group and the one gathered behind it (applied on top of it).
-What reads the state directly (GET) may see the gathered group a commit early, as it
-could see a group during its commit before; displays are shown only what is committed
-(`_shown`): each win `pending` once its claim is committed, `final` once the entry that
-made it final is, `void` once the void that cancelled it is (if it was shown `pending`),
-and the meters as the committed entries leave them.
+HTTP handlers never touch state: they validate, `submit` a request and await its answer,
+given once its journal row is durable (app/writer/group_commit.py). If a commit fails, the
+state is rebuilt from the last durable point, every request of the group gets a 503, and
+nothing was acknowledged. What reads the state directly (GET) may see a group a commit
+early; displays are shown only what is committed (app/writer/announcer.py).
 """
 
 from __future__ import annotations
@@ -25,28 +12,164 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
+from collections.abc import Callable, Mapping
+from typing import Any
 
-from app.state.entries import FinalizeEntry
-from app.store.errors import DuplicateEntry, JournalUnavailable
-from app.store.journal import JournalRow
-from app.writer.answers import answer_of, entry_of, outcome_now, status_of
-from app.writer.chain import body_sha
-from app.writer.errors import AnswerFailed
-from app.writer.group import Answer, Group, Submission
-from app.writer.requests import Requests
-from jackpot.errors import JackpotError
-from jackpot.floor import FinalizeResult, OutcomeResult
-from jackpot.records import AwardRecord
+import orjson
+
+from app.state.floor_state import Service
+from app.store.errors import JournalUnavailable
+from app.store.journal import Journal, JournalRow
+from app.writer.announcer import Announcer
+from app.writer.group import Reply, Submission
+from app.writer.group_commit import GroupCommitter
+from app.writer.journal_answers import left_memory, recorded_answer
+from app.writer.ports import Broadcast, Uncounted, WriterMetrics
+from app.writer.position import Position, loads
+from app.writer.recovery import Recovery
+from app.writer.refusals import Standby, Unavailable
+from app.writer.snapshot_policy import SnapshotPolicy
+from app.writer.timer import Timer
+from app.writer.writer_settings import WriterSettings
+from jackpot.errors import JackpotError, UnknownError
 from tables.errors import TablesError
 
 log = logging.getLogger("jackpot.writer")
 
+# Journal lookups the HTTP handlers may run at once (the pool has 10 connections: the
+# writer's commit and a snapshot's save always find one free).
+LOOKUPS = 4
 
-class Writer(Requests):
-    """The writer's loop: take a group, apply it, append its rows, answer, announce."""
 
-    __slots__ = ()
+class Writer:
+    """The writer composed of its parts, each built here and handed what it uses: the
+    position (state and chain), the announcer (displays), recovery, the snapshot policy,
+    the timer and the group committer. It owns the request queue and the loop that feeds
+    the committer; `submit` is the way in."""
+
+    def __init__(
+        self,
+        service: Service,
+        journal: Journal,
+        settings: WriterSettings | None = None,
+        *,
+        broadcast: Broadcast | None = None,
+        metrics: WriterMetrics[Any] | None = None,
+    ) -> None:
+        self.settings = settings = settings or WriterSettings()
+        self.journal = journal
+        self.metrics: WriterMetrics[Any] = metrics or Uncounted()
+        self.position = position = Position(service)
+        self.announcer = Announcer(position, broadcast)
+        self.recovery = Recovery(position, journal, self.announcer)
+        self.snapshots = SnapshotPolicy(position, journal, settings)
+        self.timer = Timer(position, settings)
+        self.committer = GroupCommitter(
+            position,
+            journal,
+            settings,
+            self.metrics,
+            announcer=self.announcer,
+            recovery=self.recovery,
+            snapshots=self.snapshots,
+            timer=self.timer,
+        )
+        self.lookups = asyncio.Semaphore(LOOKUPS)
+        self.queue: asyncio.Queue[Submission] | None = None  # from `start`
+        self.task: asyncio.Task[None] | None = None
+        # One pending get() carried across the timer's timeouts (`_next_batch`).
+        self.getter: asyncio.Future[Submission] | None = None
+        self.stopping = False
+        # Another writer holds the lease (app/writer/leadership.py): refuse, never record.
+        self.standby = False
+
+    # The state and where it stands, as the app reads them.
+
+    @property
+    def service(self) -> Service:
+        """The state; replaced when a commit fails (rebuilt from the last durable point)."""
+        return self.position.service
+
+    @property
+    def seq(self) -> int:
+        return self.position.seq
+
+    @property
+    def head(self) -> str:
+        return self.position.head
+
+    def durable_head(self) -> tuple[int, str]:
+        return self.position.durable_head()
+
+    @property
+    def degraded(self) -> bool:
+        """The last commit, or database probe, failed: events cannot be recorded."""
+        return self.announcer.degraded
+
+    @property
+    def stats(self) -> Mapping[str, int]:
+        """Group commits, rows committed and failed commits, counted since start."""
+        return self.committer.stats
+
+    @property
+    def clock(self) -> Callable[[], int]:
+        """The server time in ms (`WriterSettings.clock`)."""
+        return self.settings.clock
+
+    @property
+    def outcome_wait_s(self) -> float:
+        return self.settings.outcome_wait_s
+
+    def queue_depth(self) -> int:
+        """Requests waiting for the writer (none before `start`)."""
+        return 0 if self.queue is None else self.queue.qsize()
+
+    # Start, recovery and leadership.
+
+    def use_journal(self, journal: Journal) -> None:
+        """The journal opened at start-up, before `recover` (app/api/application.py)."""
+        assert self.task is None, "the journal is given before the writer starts"
+        self.journal = journal
+        self.recovery.journal = self.snapshots.journal = self.committer.journal = journal
+
+    async def recover(self) -> int:
+        """State = latest snapshot + every journal entry after it. Returns entries replayed."""
+        return await self.recovery.recover()
+
+    def announce_recovered(self) -> None:
+        self.announcer.announce_recovered()
+
+    def cannot_record(self) -> None:
+        self.announcer.cannot_record()
+
+    def recorded_again(self) -> None:
+        self.announcer.recorded_again()
+
+    async def wait_final(self, table: str, round_id: str, timeout: float) -> None:
+        await self.announcer.wait_final(table, round_id, timeout)
+
+    def stand_by(self) -> None:
+        """Another writer leads: refuse every request, record nothing."""
+        self.standby = True
+
+    def lead(self) -> None:
+        """The lease is ours: accept requests again (once `start`ed), as able to record."""
+        self.stopping, self.standby = False, False
+        self.announcer.degraded = False
+
+    async def step_down(self) -> None:
+        """Deposed (`stand_by` first): drain what is held, each commit fenced out so each
+        request is refused, and forget the answers remembered as the leader."""
+        await self.stop()
+        self.task, self.stopping = None, False
+        self.forget_answers()
+
+    def forget_answers(self) -> None:
+        """Drop the first answers kept in memory: retries read them from the journal, as
+        after a restart."""
+        self.position.answers.clear()
+
+    # The loop.
 
     def start(self) -> None:
         self.queue = asyncio.Queue()
@@ -56,293 +179,145 @@ class Writer(Requests):
         """Drain: every request already submitted is committed and answered, then stop."""
         self.stopping = True
         if self.task is not None:
+            assert self.queue is not None
             await self.queue.put(
                 Submission("stop", None, None, {}, None, asyncio.get_running_loop().create_future())
             )
             await self.task
-        if self.snapshot_task is not None:
+        task = self.snapshots.task
+        if task is not None:
             with contextlib.suppress(Exception):
-                await self.snapshot_task
+                await task
+
+    async def process(self, batch: list[Submission]) -> None:
+        """Apply a batch and wait until it and every group before it are answered."""
+        await self.committer.admit(batch)
+        await self.committer.idle()
 
     async def _run(self) -> None:
+        committer = self.committer
         while True:
             batch = await self._next_batch()  # [] when it is time to finalise
             stop = any(s.kind == "stop" for s in batch)
             work = [s for s in batch if s.kind != "stop"]
             try:
-                await self._admit(work)
+                await committer.admit(work)
             except Exception:
                 # A bug must not kill the writer (every later request would hang): back
                 # to the last durable state; this batch gets a 503, nothing was acked.
                 log.exception("writer: unexpected error; state restored to the journal")
-                await self._idle()
-                self._restore()
-                self.resync = True
-                self._refuse(RuntimeError("internal error"), work)
+                await committer.idle()
+                self.recovery.restore_unsure()
+                committer.refuse(RuntimeError("internal error"), work)
             if stop:
-                await self._idle()
+                await committer.idle()
                 for s in batch:
                     if s.kind == "stop" and not s.future.done():
                         s.future.set_result((200, {}))
                 return
 
-    async def process(self, batch: list[Submission]) -> None:
-        """Apply a batch and wait until it and every group before it are answered."""
-        await self._admit(batch)
-        await self._idle()
+    async def _next_batch(self) -> list[Submission]:
+        """The requests queued (up to `max_batch`), or none once the timer's entries are due."""
+        queue = self.queue
+        assert queue is not None
+        max_batch = self.settings.max_batch
+        # One pending get() carried across timeouts: cancelling a get() that completes at
+        # that very moment could drop a request.
+        if self.getter is None:
+            self.getter = asyncio.ensure_future(queue.get())
+        done, _ = await asyncio.wait({self.getter}, timeout=self.timer.sleep_s())
+        if not done:
+            return []  # time to finalise: the timer, not the next request
+        first, self.getter = self.getter.result(), None
+        if queue.qsize() < max_batch:
+            # One turn of the loop first: requests already read from their sockets reach
+            # the queue and join this group (docs/performance.md).
+            await asyncio.sleep(0)
+        batch = [first]
+        while len(batch) < max_batch and not queue.empty():
+            batch.append(queue.get_nowait())
+        return batch
 
-    async def _admit(self, batch: list[Submission]) -> None:
-        """Apply a batch; its group is committed after the one in flight, if any."""
-        while True:
-            if self.paused is not None:
-                await self.paused
-            elif self.gathering and len(self.gathering.rows) + len(batch) > self.max_batch:
-                # A group commits at most `max_batch` entries (and a finalize): this batch
-                # waits until the gathered group is taken for its commit.
-                self.room = self.room or asyncio.get_running_loop().create_future()
-                await self.room
-            else:
-                break
-        if self.resync:
-            await self._idle()
-            try:
-                await self._resync()
-            except (JournalUnavailable, OSError) as error:
-                self._refuse(error, batch)
-                return
-        group = self._apply(batch)
-        if not (group.rows or group.done or group.refused):
-            return  # the timer found nothing to finalise
-        if self.gathering is None:
-            self.gathering = group
-        else:
-            self.gathering.merge(group)
-        if self.committer is None:
-            self.committer = asyncio.create_task(self._commit_all(), name="jackpot-commit")
-        if self.snapshot_due():
-            self._snapshot()
-        elif self.freeze_due():
-            self._freeze()
+    # The way in: `submit` answers a dict; `submit_json` the answer's JSON bytes, as recorded.
 
-    def _apply(self, batch: list[Submission]) -> Group:
-        """Apply each request to the state (a refused one changes nothing)."""
-        now = self.clock()
-        group = Group()
-        for sub in batch:
-            try:
-                outcome = self._one(sub, now, group.rows, group.claimed, group.links)
-            except Exception as error:  # answered with its own status by the route
-                # A round in memory has all its recorded events' keys in `idem`: only a
-                # refusal for a round not in memory may be a late retry (`submit`).
-                sub.may_be_recorded = (sub.table, sub.round) not in self.service.floor.rounds
-                group.refused.append((sub, error))
-                continue
-            group.done.append((sub, outcome))
-        if self._finalize_due(now):
-            # Finalising is itself an entry, with the server time: replay never reads
-            # the clock (DESIGN.md, the watermark).
-            result = self.service.apply(entry := FinalizeEntry(now=now))
-            assert isinstance(result, FinalizeResult)
-            self.last_finalize = now
-            self._append(group.rows, self._row(entry, None, None, None))
-            group.finalized.extend(result.finalized)
-            self.service.uncommitted.update(
-                r.id for r in result.finalized if isinstance(r, AwardRecord)
-            )
-            group.links.update(r.link for r in result.finalized)
-        self._expire(now, group)
-        group.staged = self.metrics.take()
-        return group
-
-    def _take(self) -> Group | None:
-        """The gathered group, for its commit or its refusal; the loop may gather anew."""
-        group, self.gathering = self.gathering, None
-        if self.room is not None:
-            self.room.set_result(None)
-            self.room = None
-        return group
-
-    async def _idle(self) -> None:
-        """Wait until every group applied so far is committed (or refused) and answered."""
-        while self.committer is not None:
-            await asyncio.shield(self.committer)
-
-    async def _commit_all(self) -> None:
-        """Commit the gathered groups one at a time, in the order they were applied."""
-        try:
-            while (group := self._take()) is not None:
-                self.committing = group
-                try:
-                    await self._commit(group)
-                except Exception:
-                    # As in `_run`: the requests of this group and of the one gathered
-                    # behind it get a 503, and the state is back at the journal's.
-                    log.exception("writer: unexpected error; state restored to the journal")
-                    self._drop(RuntimeError("internal error"), group)
-        finally:
-            self.committing = self.committer = None
-
-    async def _commit(self, group: Group) -> None:
-        """Append a group's rows, answer its requests, announce it (or refuse it, rolled back)."""
-        # Taken just now, before any await: nothing is applied after this group yet, so the
-        # state is the one its entries leave, which its commit makes durable: what displays
-        # are shown of it once committed (DESIGN.md, Broadcast).
-        assert self.gathering is None
-        shown = self._shown(group.links, group.claimed, group.finalized)
-        if group.refused:
-            self._answer_refused(group.refused)
-        if not group.rows:
-            self.metrics.settle(group.staged)
-            self._answer_group(group)
-            return
-        if not await self._append_group(group):
-            return  # refused, or answered from the journal (`_duplicate`)
-        self._answer_group(group)
-        self._show(shown, group.finalized)
-
-    async def _append_group(self, group: Group) -> bool:
-        """Append the group's rows in one transaction; True once they are durable."""
-        started = time.perf_counter()
-        try:
-            await self.journal.append(group.rows)
-        except DuplicateEntry as error:
-            await self._duplicate(error, group)
-            return False
-        except (JournalUnavailable, OSError) as error:
-            self._drop(error, group)
-            return False
-        self.service.uncommitted.difference_update(r.id for r in group.finalized)
-        self.metrics.commit(len(group.rows), time.perf_counter() - started, group.staged)
-        self.stats["batches"] += 1
-        self.stats["rows"] += len(group.rows)
-        self._keep(group.rows)
-        self.recorded_again()
-        return True
-
-    def _answer_group(self, group: Group) -> None:
-        """The group is committed: answer each request. One answer that fails to build
-        fails alone; the group stays committed (its entries are in the journal)."""
-        for sub, answer in group.done:
-            if sub.future.done():
-                continue
-            try:
-                result = answer()
-            except Exception as error:
-                log.exception(
-                    "writer: the answer to %s of %s/%s failed", sub.kind, sub.table, sub.round
-                )
-                sub.future.set_exception(AnswerFailed(repr(error)))
-                continue
-            sub.future.set_result(result)
-        group.resolve(True)
-
-    def _one(
+    async def submit(
         self,
-        sub: Submission,
-        now: int,
-        rows: list[JournalRow],
-        claimed: list[AwardRecord],
-        links: set[str],
-    ) -> Answer:
-        """Apply one request; returns how to answer it once its group is committed."""
-        service = self.service
-        key = sub.idem_key
-        sha = body_sha(sub.body) if key else None
-        if key is not None and key in service.idem:
-            if service.idem[key] != sha:
-                raise sub.conflict()
-            self.metrics.retry(sub.kind, sub.table)
-            return self._replay_answer(sub, key)
-        entry = entry_of(service, sub, now, self.rng)
-        # Nothing half-done (issue 16): whatever fails once the state may have changed,
-        # before the entry's row exists, takes the state back (`_unapply`); a refusal by
-        # the core (JackpotError, TablesError) changes nothing.
+        kind: str,
+        table: str | None,
+        round_id: str | None,
+        body: dict[str, Any],
+        by: str | None = None,
+    ) -> tuple[int, dict[str, Any]]:
+        """Hand a request to the writer; returns (HTTP status, answer) once it is durable."""
+        status, answer = await self._submit(kind, table, round_id, body, by)
+        return status, loads(answer) if isinstance(answer, str) else answer
+
+    async def submit_json(
+        self, kind: str, table: str | None, round_id: str | None, body: dict[str, Any]
+    ) -> tuple[int, bytes]:
+        """As `submit`, the answer as JSON bytes: the text the journal records with the
+        entry, sent as it is to a first post and to its retries."""
+        status, answer = await self._submit(kind, table, round_id, body, None)
+        return status, answer.encode() if isinstance(answer, str) else orjson.dumps(answer)
+
+    async def _submit(
+        self,
+        kind: str,
+        table: str | None,
+        round_id: str | None,
+        body: dict[str, Any],
+        by: str | None,
+    ) -> tuple[int, Reply]:
+        if self.stopping or self.standby or self.queue is None:
+            raise self._closed()
+        future: asyncio.Future[tuple[int, Reply]] = asyncio.get_running_loop().create_future()
+        sub = Submission(kind, table, round_id, body, by, future)
+        await self.queue.put(sub)
         try:
-            result = service.apply(entry)
-        except (JackpotError, TablesError):
+            status, answer = await future
+        except (JackpotError, TablesError) as error:
+            if not sub.may_be_recorded or sub.idem_key is None:
+                raise
+            return await self._late_retry(sub, error)
+        if not answer and sub.idem_key is not None:
+            # A retry whose first answer is no longer remembered: the journal's.
+            row = await self.lookup(sub.idem_key)
+            if row is not None and row.answer is not None:
+                answer = row.answer
+        return status, answer
+
+    async def _late_retry(
+        self, sub: Submission, error: JackpotError | TablesError
+    ) -> tuple[int, Reply]:
+        """A late retry of an event recorded for a round no longer in memory (bets closed
+        long ago, say) is refused by the state, but the journal has its first answer.
+        Asked here, after the refusal: a table flooding events for unknown rounds must not
+        hold up the commits of the others. With the journal unreachable, that is a 503: it
+        may well be recorded."""
+        assert sub.idem_key is not None
+        try:
+            row = await self.lookup(sub.idem_key)
+            unknown = row is None and isinstance(error, UnknownError)
+            left = await left_memory(sub, self.lookup) if unknown else None
+        except JournalUnavailable:
+            self.metrics.unavailable([(sub.kind, sub.table)])
             raise
-        except Exception as error:
-            raise self._unapply(sub, rows, error) from error
-        try:
-            answer = answer_of(service, entry, result)
-            link = getattr(result, "link", None) or (
-                service.floor.rounds[(sub.table, sub.round)].link
-                if sub.table and sub.round
-                else None
-            )
-            row = self._row(entry, key, sha, answer)
-            self.metrics.applied(sub.kind, sub.table, result)
-        except Exception as error:
-            raise self._unapply(sub, rows, error) from error
-        self._append(rows, row)
-        if key is not None and sha is not None:
-            service.idem[key] = sha
-            self._remember(key, row.answer or "{}")
-        if isinstance(result, OutcomeResult):
-            claimed.extend(result.awards)
-        if isinstance(link, str):
-            links.add(link)
-        status = status_of(sub)
-        # The state as it is when answered: `_unapply` may have replaced it meanwhile.
-        # The text journaled (and remembered) is the answer's one encoding: the HTTP
-        # answer sends it as it is (issue 21); an outcome's awards are those of now.
-        text = row.answer or "{}"
-        return lambda: (status, text if sub.kind != "outcome" else outcome_now(self.service, sub))
+        if row is None:
+            self.metrics.event(sub.kind, sub.table, "refused")
+            if left is not None:
+                raise left from None
+            raise error
+        return recorded_answer(sub, row, self.metrics)
 
-    def _replay_answer(self, sub: Submission, key: str) -> Answer:
-        """A retry with the same body gets the first answer (an outcome: with the awards
-        as they stand now, final amounts included)."""
-        if sub.kind == "outcome":
-            return lambda: (200, outcome_now(self.service, sub))
-        remembered = self.answers.get(key)
-        # Not remembered (a restart since): the route reads it from the journal.
-        return lambda: (200, remembered if remembered is not None else {})
+    async def lookup(self, idem_key: str) -> JournalRow | None:
+        """The journal's row of an event, for the HTTP handlers. At most `LOOKUPS` at a
+        time: a flood of them must not take every pooled connection, or the writer's
+        commits would queue behind them for one."""
+        async with self.lookups:
+            return await self.journal.lookup(idem_key)
 
-    def _unwind(self, group: Group) -> list[Submission]:
-        """The group is not committed, nor the one gathered behind it (applied on top of
-        it): both are dropped (a snapshot with their rows is not kept); their requests."""
-        behind = self._take()
-        subs = group.subs()
-        group.resolve(False)
-        if behind is not None:
-            subs += behind.subs()
-            behind.resolve(False)
-        return subs
-
-    def _drop(self, error: BaseException, group: Group) -> None:
-        """The group may not be recorded: roll back, refusing its requests and those of
-        the group gathered behind it."""
-        self._rollback(error, self._unwind(group))
-
-    async def _duplicate(self, error: DuplicateEntry, group: Group) -> None:
-        """The journal's unique key refused the group: one of its events was already
-        recorded, for a round no longer kept in memory (a late retry). Nothing of the
-        group was written. Answer those from the journal, and apply the others again,
-        with those of the group gathered behind it; nothing else is applied meanwhile."""
-        # Not those answered already (its refusals, before the append).
-        subs = [sub for sub in self._unwind(group) if not sub.future.done()]
-        self._restore()
-        outer = self.paused is None
-        if outer:
-            self.paused = asyncio.get_running_loop().create_future()
-        try:
-            fresh: list[Submission] = []
-            try:
-                for sub in subs:
-                    row = await self.journal.lookup(sub.idem_key) if sub.idem_key else None
-                    if row is None:
-                        fresh.append(sub)
-                    else:
-                        self._answer_recorded(sub, row)
-            except (JournalUnavailable, OSError) as lost:
-                self._rollback(lost, [sub for sub in subs if not sub.future.done()])
-                return
-            if len(fresh) == len(subs):  # not an idempotency key: the journal is ahead of us
-                self._rollback(error, subs)
-                return
-            await self._commit(self._apply(fresh))
-        finally:
-            if outer:
-                assert self.paused is not None
-                self.paused.set_result(None)
-                self.paused = None
+    def _closed(self) -> Unavailable:
+        """Why a request is refused now: a standby, or a writer shutting down (503)."""
+        if self.standby:
+            return Standby("this writer is a standby: another one leads; retry (through the proxy)")
+        return Unavailable("the server is shutting down")

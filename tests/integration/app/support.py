@@ -26,9 +26,13 @@ async def make_client(
     text = Path(DEMO).read_text()
     if dual:
         text = text.replace("dual_control = false", "dual_control = true")
-    app = create_app(Settings(), parse_floor(text), journal=journal or MemoryJournal())
-    app.state.writer.clock = clock
-    app.state.writer.outcome_wait_s = 0.2
+    app = create_app(
+        Settings(),
+        parse_floor(text),
+        journal=journal or MemoryJournal(),
+        clock=clock,
+        outcome_wait_s=0.2,
+    )
     async with (
         app.router.lifespan_context(app),
         httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c,

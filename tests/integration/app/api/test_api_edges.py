@@ -176,9 +176,9 @@ async def test_the_schema_still_documents_the_card_pattern(client: httpx.AsyncCl
 @pytest.fixture
 async def low_ceiling(clock: Clock) -> AsyncIterator[httpx.AsyncClient]:
     text = Path(DEMO).read_text().replace('ceiling = "2000000.00"', 'ceiling = "10000.50"')
-    app = create_app(Settings(), parse_floor(text), journal=MemoryJournal())
-    app.state.writer.clock = clock
-    app.state.writer.outcome_wait_s = 0.2
+    app = create_app(
+        Settings(), parse_floor(text), journal=MemoryJournal(), clock=clock, outcome_wait_s=0.2
+    )
     async with (
         app.router.lifespan_context(app),
         httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c,

@@ -38,9 +38,13 @@ def clock() -> Clock:
 
 @pytest.fixture
 async def client(clock: Clock) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(Settings(), parse_floor(DEMO_FLOOR.read_text()), journal=MemoryJournal())
-    app.state.writer.clock = clock
-    app.state.writer.outcome_wait_s = 0.2
+    app = create_app(
+        Settings(),
+        parse_floor(DEMO_FLOOR.read_text()),
+        journal=MemoryJournal(),
+        clock=clock,
+        outcome_wait_s=0.2,
+    )
     async with (
         app.router.lifespan_context(app),
         httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c,

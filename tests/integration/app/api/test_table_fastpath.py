@@ -33,11 +33,15 @@ HEADERS = ("content-type", "www-authenticate", "retry-after", "allow", "location
 
 
 def app_at(clock: list[int], *, direct: bool) -> FastAPI:
-    app = create_app(Settings(), load_floor(DEMO), journal=MemoryJournal())
+    app = create_app(
+        Settings(),
+        load_floor(DEMO),
+        journal=MemoryJournal(),
+        clock=lambda: clock[0],
+        outcome_wait_s=0.05,
+    )
     if not direct:
         cast(FastPathApp, app).table_events = None
-    app.state.writer.clock = lambda: clock[0]
-    app.state.writer.outcome_wait_s = 0.05
     return app
 
 

@@ -23,9 +23,9 @@ def clock() -> Clock:
 
 @pytest.fixture
 async def client(clock: Clock) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(Settings(), load_floor(DEMO), journal=MemoryJournal())
-    app.state.writer.clock = clock
-    app.state.writer.outcome_wait_s = 0.2
+    app = create_app(
+        Settings(), load_floor(DEMO), journal=MemoryJournal(), clock=clock, outcome_wait_s=0.2
+    )
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
@@ -73,7 +73,7 @@ async def test_a_first_answer_is_the_journaled_text_and_every_retry_its_very_byt
     assert (first.text, voided.text) == (bets_row.answer, void_row.answer)
     assert first.headers["content-type"] == voided.headers["content-type"] == "application/json"
     if forget:
-        writer.answers.clear()
+        writer.forget_answers()
     again = await client.post("/v1/tables/T01/rounds/R1/bets", json=body, headers=T01)
     void_again = await client.post("/v1/tables/T01/rounds/R1/void", json=void, headers=T01)
     assert (again.status_code, again.content) == (200, first.content)

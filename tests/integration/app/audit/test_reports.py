@@ -21,6 +21,7 @@ from app.store.journal import JournalRow, MemoryJournal
 from app.store.packing import pack
 from app.store.snapshots import dump_text
 from app.writer.writer import Writer
+from app.writer.writer_settings import WriterSettings
 from jackpot.reconcile import Ledger, reconcile
 from tests.integration.app.writer.support import NOW, bets, outcome_body
 from tests.support import DEMO, Clock, replayed
@@ -62,7 +63,7 @@ async def played() -> tuple[MemoryJournal, list[JournalRow]]:
     journal = MemoryJournal()
     clock = Clock()
     clock.now = NOW
-    writer = Writer(Service(config()), journal, clock=clock)
+    writer = Writer(Service(config()), journal, WriterSettings(clock=clock))
     await writer.recover()
     writer.start()
     try:

@@ -40,6 +40,7 @@ from app.store.packing import pack
 from app.store.snapshots import dump_service
 from app.writer.group import Submission
 from app.writer.writer import Writer
+from app.writer.writer_settings import WriterSettings
 from jackpot.commands import SEMANTICS
 from jackpot.config import LinkConfig, MeterConfig, Timing
 from jackpot.money import Money, parse_money, parse_rate
@@ -91,12 +92,15 @@ WINNERS = {
 class Floor:
     """The writer with a clock of our own; requests are grouped as they would arrive."""
 
-    def __init__(self, config: FloorConfig = CONFIG, journal: Any = None, seed: int = 1) -> None:
+    def __init__(
+        self, config: FloorConfig = CONFIG, journal: Any = None, seed: int = 1, **writer: Any
+    ) -> None:
+        """`writer`: the writer's settings beside its clock and random source (snapshot
+        cadence)."""
         self.now = START
         self.journal = journal if journal is not None else MemoryJournal()
-        self.writer = Writer(
-            Service(config), self.journal, clock=lambda: self.now, rng=random.Random(seed)
-        )
+        settings = WriterSettings(clock=lambda: self.now, rng=random.Random(seed), **writer)
+        self.writer = Writer(Service(config), self.journal, settings)
         self.batch: list[Submission] = []
 
     def submit(
@@ -114,8 +118,8 @@ class Floor:
 
     async def _process(self, batch: list[Submission]) -> None:
         await self.writer.process(batch)
-        if self.writer.snapshot_task is not None:  # stored before the next request
-            await self.writer.snapshot_task
+        if self.writer.snapshots.task is not None:  # stored before the next request
+            await self.writer.snapshots.task
         for sub in batch:  # refused requests are part of a history too: not our concern
             if sub.future.done() and not sub.future.cancelled():
                 sub.future.exception()
@@ -538,14 +542,17 @@ def floor_file(tmp_path: Path) -> Path:
     return path
 
 
-def _write_to_postgres(dsn: str, floor_file: Path, history: Callable[[Floor], Awaitable[T]]) -> T:
-    """`history` played into a journal in PostgreSQL, by the writer with our clock."""
+def _write_to_postgres(
+    dsn: str, floor_file: Path, history: Callable[[Floor], Awaitable[T]], **writer: Any
+) -> T:
+    """`history` played into a journal in PostgreSQL, by the writer with our clock (and
+    the settings `writer`)."""
     from app.cli.audit import load_config
 
     async def write() -> T:
         pool = await asyncpg.create_pool(dsn, min_size=1, max_size=2)
         try:
-            return await history(Floor(load_config(floor_file), PostgresJournal(pool)))
+            return await history(Floor(load_config(floor_file), PostgresJournal(pool), **writer))
         finally:
             await pool.close()
 
@@ -718,9 +725,8 @@ async def _ping(dsn: str) -> None:
 
 
 async def _history_with_snapshots(journal: Any = None, steps: int = 2_000) -> Floor:
-    floor = Floor(journal=journal, seed=5)
-    floor.writer.snapshot_every = 300
-    floor.writer.snapshot_growth = 0  # every 300 entries, however large the state grows
+    # A snapshot every 300 entries, however large the state grows.
+    floor = Floor(journal=journal, seed=5, snapshot_every=300, snapshot_growth=0)
     await History(floor, random.Random(11)).run(steps)
     return floor
 
@@ -791,11 +797,10 @@ def test_jobs_in_processes_against_postgresql(
     entries from PostgreSQL; a snapshot changed in the store is named."""
 
     async def history(floor: Floor) -> int:
-        floor.writer.snapshot_every = 300
         await History(floor, random.Random(11)).run(1_000)
         return floor.writer.seq
 
-    last = _write_to_postgres(fresh_dsn, floor_file, history)
+    last = _write_to_postgres(fresh_dsn, floor_file, history, snapshot_every=300)
     assert main_verify(_args(fresh_dsn, floor_file, jobs=2)) == 0
     out = capsys.readouterr().out
     assert f"seq 1..{last:,}" in out and "OK" in out
@@ -879,8 +884,7 @@ def test_from_any_checkpoint_the_replay_ends_where_the_whole_replay_does(
     next checkpoint of the replay from entry 1."""
 
     async def scenario() -> None:
-        floor = Floor(seed=rng.randrange(2**32))
-        floor.writer.snapshot_every = every
+        floor = Floor(seed=rng.randrange(2**32), snapshot_every=every)
         await History(floor, rng).run(steps)
         journal = floor.journal
         rows = await rows_of(journal)
@@ -976,11 +980,10 @@ def test_verify_since_on_the_command_line(
     processes too; a malformed checkpoint is refused (exit 2) before anything is read."""
 
     async def history(floor: Floor) -> int:
-        floor.writer.snapshot_every = 300
         await History(floor, random.Random(11)).run(700)
         return floor.writer.seq
 
-    _write_to_postgres(fresh_dsn, floor_file, history)
+    _write_to_postgres(fresh_dsn, floor_file, history, snapshot_every=300)
     assert main_verify(_args(fresh_dsn, floor_file, jobs=1)) == 0
     out = capsys.readouterr().out
     line = next(x for x in out.splitlines() if x.startswith("checkpoint: "))
@@ -993,11 +996,10 @@ def test_verify_since_on_the_command_line(
         last = await floor.journal.last()
         assert last is not None
         floor.now = last.recorded_at_ms + 60_000
-        floor.writer.snapshot_every = 300
         await _more(floor, 300)
         return floor.writer.seq
 
-    end = _write_to_postgres(fresh_dsn, floor_file, more)
+    end = _write_to_postgres(fresh_dsn, floor_file, more, snapshot_every=300)
     assert main_verify(_args(fresh_dsn, floor_file, jobs=2, since=str(checkpoint))) == 0
     out = capsys.readouterr().out
     assert f"seq {checkpoint.seq + 1:,}..{end:,}" in out and "OK" in out
@@ -1039,10 +1041,14 @@ async def test_a_long_random_history_through_the_http_api_verifies_clean() -> No
     rng = random.Random(2027)
     specs = read_tables(DEMO_FLOOR)
     journal = MemoryJournal()
-    app = create_app(Settings(), load_floor(DEMO_FLOOR), journal=journal)
     now = [START]
-    app.state.writer.clock = lambda: now[0]
-    app.state.writer.outcome_wait_s = 0.0
+    app = create_app(
+        Settings(),
+        load_floor(DEMO_FLOOR),
+        journal=journal,
+        clock=lambda: now[0],
+        outcome_wait_s=0.0,
+    )
     supervisor = {"Authorization": "Bearer demo-supervisor"}
     open_rounds: dict[str, tuple[Any, str, Any, int]] = {}  # table -> spec, round, plan, closed
     counts: Counter[str] = Counter()

@@ -286,8 +286,7 @@ async def app_client() -> AsyncIterator[tuple[httpx.AsyncClient, list[int]]]:
     from app.config.settings import Settings
     from app.store.journal import MemoryJournal
 
-    app = create_app(Settings(), load_floor(DEMO), journal=MemoryJournal())
-    app.state.writer.outcome_wait_s = 0.2
+    app = create_app(Settings(), load_floor(DEMO), journal=MemoryJournal(), outcome_wait_s=0.2)
     statuses: list[int] = []
 
     async def record(response: httpx.Response) -> None:

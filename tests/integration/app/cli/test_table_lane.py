@@ -57,9 +57,13 @@ def lane_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 @contextlib.asynccontextmanager
 async def served(clock: list[int], *, lane: bool = True) -> AsyncIterator[tuple[int, FastAPI]]:
-    app = create_app(Settings(), load_floor(DEMO), journal=MemoryJournal())
-    app.state.writer.clock = lambda: clock[0]
-    app.state.writer.outcome_wait_s = 0.05
+    app = create_app(
+        Settings(),
+        load_floor(DEMO),
+        journal=MemoryJournal(),
+        clock=lambda: clock[0],
+        outcome_wait_s=0.05,
+    )
     config = uvicorn_config(app, Settings(port=0), log_level="warning")
     assert isinstance(config.table_lane, TableLane)  # what `jackpot serve` runs with
     if not lane:

@@ -326,8 +326,9 @@ async def test_a_royal_flush_posted_after_hold_reaches_screens_final_once() -> N
     makes it final commit together, and screens get one `final` win for it."""
     clock = Clock()
     broadcaster = Broadcaster(MemoryBackend(), coalesce_ms=10, ping_s=QUIET)
-    app = create_app(Settings(), load_floor(DEMO), journal=MemoryJournal(), broadcaster=broadcaster)
-    app.state.writer.clock = clock
+    app = create_app(
+        Settings(), load_floor(DEMO), journal=MemoryJournal(), broadcaster=broadcaster, clock=clock
+    )
     async with app.router.lifespan_context(app):
         screen = broadcaster.subscribe("stud")
         transport = httpx.ASGITransport(app=app)
@@ -376,19 +377,17 @@ async def test_a_restarted_writer_shows_screens_the_awards_still_pending() -> No
 
     clock, journal = Clock(), KeptJournal()
 
-    def started() -> FastAPI:
+    def started(**writer: Any) -> FastAPI:
         broadcaster = Broadcaster(MemoryBackend(), coalesce_ms=10, ping_s=QUIET)
-        app = create_app(Settings(), load_floor(DEMO), journal=journal, broadcaster=broadcaster)
-        app.state.writer.clock = clock
-        return app
+        config = load_floor(DEMO)
+        return create_app(Settings(), config, journal=journal, broadcaster=broadcaster, **writer)
 
-    first = started()
+    first = started(clock=clock, outcome_wait_s=0.01)
     async with first.router.lifespan_context(first):
         transport = httpx.ASGITransport(app=first)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
-            first.state.writer.outcome_wait_s = 0.01
             await post_a_pending_royal_flush(client, clock)
-    second = started()
+    second = started(clock=clock)
     async with second.router.lifespan_context(second):
         transport = httpx.ASGITransport(app=second)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
@@ -436,9 +435,14 @@ async def test_a_void_of_a_pending_royal_flush_reaches_screens_void_once_after_i
 
     clock, journal = Clock(), Recorded()
     broadcaster = Watched(journal)
-    app = create_app(Settings(), load_floor(DEMO), journal=journal, broadcaster=broadcaster)
-    app.state.writer.clock = clock
-    app.state.writer.outcome_wait_s = 0.01
+    app = create_app(
+        Settings(),
+        load_floor(DEMO),
+        journal=journal,
+        broadcaster=broadcaster,
+        clock=clock,
+        outcome_wait_s=0.01,
+    )
     award = "T01/R1/1/player"
     async with app.router.lifespan_context(app):
         screen = broadcaster.subscribe("stud")

@@ -36,7 +36,7 @@ def shown(broadcaster: Broadcaster) -> object:
 
 
 class Role:
-    """What app/writer/follower.py's `may_announce` says, set by the test."""
+    """What app/writer/leadership.py's `may_announce` says, set by the test."""
 
     def __init__(self, leads: bool) -> None:
         self.leading = leads

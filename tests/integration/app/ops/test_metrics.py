@@ -45,9 +45,7 @@ def bets(at: int, *boxes: tuple[int, str]) -> dict[str, Any]:
 @pytest.fixture
 async def served() -> AsyncIterator[tuple[httpx.AsyncClient, Clock, FlakyJournal, Any]]:
     clock, journal = Clock(), FlakyJournal()
-    app = create_app(Settings(), load_floor(DEMO), journal=journal)
-    app.state.writer.clock = clock
-    app.state.writer.outcome_wait_s = 0.1
+    app = create_app(Settings(), load_floor(DEMO), journal=journal, clock=clock, outcome_wait_s=0.1)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
@@ -266,7 +264,7 @@ def exported_names() -> set[str]:
     app = create_app(Settings(), load_floor(DEMO), journal=MemoryJournal())
     metrics = PrometheusMetrics()
     metrics.watch_writer(app.state.writer)
-    # A writer on PostgreSQL also reads its lease (app/writer/follower.py's Leadership).
+    # A writer on PostgreSQL also reads its lease (app/writer/leadership.py's Leadership).
     lease = SimpleNamespace(leading=True, epoch=1, takeovers=0, lease_age_s=lambda: 0.0)
     metrics.watch_leadership(lease)
     metrics.watch_broadcaster(Broadcaster(RedisBackend("redis://127.0.0.1:1/0")))

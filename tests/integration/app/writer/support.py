@@ -15,7 +15,9 @@ from app.state.timefmt import format_time
 from app.store.errors import JournalUnavailable
 from app.store.journal import JournalRow, MemoryJournal
 from app.store.snapshots import dump_text
+from app.writer.ports import Broadcast
 from app.writer.writer import Writer
+from app.writer.writer_settings import WriterSettings
 from tests.support import DEMO, Clock, replayed
 
 NOW = 1_800_000_000_000
@@ -87,12 +89,23 @@ async def until(condition: Callable[[], bool], what: str) -> None:
 
 
 class Harness:
-    def __init__(self, snapshot_every: int = 20_000) -> None:
-        self.journal = GatedJournal()
+    def __init__(
+        self,
+        journal: GatedJournal | None = None,
+        *,
+        broadcast: Broadcast | None = None,
+        **settings: Any,
+    ) -> None:
+        """A writer on `journal` (a fresh GatedJournal), the settings given as keywords
+        (`WriterSettings`'s), its clock at NOW."""
+        self.journal = GatedJournal() if journal is None else journal
         self.clock = Clock()
         self.clock.now = NOW
         self.writer = Writer(
-            service(), self.journal, clock=self.clock, snapshot_every=snapshot_every
+            service(),
+            self.journal,
+            WriterSettings(clock=self.clock, **settings),
+            broadcast=broadcast,
         )
 
     async def __aenter__(self) -> Harness:

@@ -17,6 +17,7 @@ from app.state.timefmt import format_time
 from app.store.journal import JournalRow, MemoryJournal
 from app.writer.group import Reply, Submission
 from app.writer.writer import Writer
+from app.writer.writer_settings import WriterSettings
 from tests.integration.app.writer.support import NOW, journal_rows, service
 
 KEPT = Path(__file__).parent / "data" / "bets_issue21.jsonl"
@@ -41,7 +42,7 @@ POSTS: list[tuple[str, str, list[dict[str, Any]]]] = [
 async def test_issue_21_bets_rows_and_answers_are_byte_for_byte_those_kept() -> None:
     kept = [JournalRow(**json.loads(line)) for line in KEPT.read_text().splitlines()]
     journal = MemoryJournal()
-    writer = Writer(service(), journal, clock=lambda: NOW, rng=random.Random(21))
+    writer = Writer(service(), journal, WriterSettings(clock=lambda: NOW, rng=random.Random(21)))
     loop = asyncio.get_running_loop()
     answers: list[tuple[int, Reply]] = []
     for table, round_id, boxes in POSTS:

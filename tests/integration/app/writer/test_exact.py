@@ -61,10 +61,14 @@ def opener(request: pytest.FixtureRequest) -> Opener:
 async def serving(
     journal: Journal, clock: Clock, snapshot_every: int = 20_000
 ) -> AsyncIterator[tuple[httpx.AsyncClient, Writer]]:
-    app = create_app(Settings(snapshot_every=snapshot_every), load_floor(DEMO), journal=journal)
+    app = create_app(
+        Settings(snapshot_every=snapshot_every),
+        load_floor(DEMO),
+        journal=journal,
+        clock=clock,
+        outcome_wait_s=0.2,
+    )
     writer: Writer = app.state.writer
-    writer.clock = clock
-    writer.outcome_wait_s = 0.2
     async with (
         app.router.lifespan_context(app),
         httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c,

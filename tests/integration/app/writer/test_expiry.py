@@ -32,10 +32,10 @@ def clock() -> Clock:
 
 @pytest.fixture
 async def app_client(clock: Clock) -> AsyncIterator[tuple[Writer, httpx.AsyncClient]]:
-    app = create_app(Settings(), load_floor(DEMO), journal=MemoryJournal())
+    app = create_app(
+        Settings(), load_floor(DEMO), journal=MemoryJournal(), clock=clock, outcome_wait_s=0.2
+    )
     writer: Writer = app.state.writer
-    writer.clock = clock
-    writer.outcome_wait_s = 0.2
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
@@ -175,9 +175,8 @@ async def test_the_reconciliation_report_and_the_metrics_show_expired_rounds(
 @pytest.fixture
 async def limited(clock: Clock) -> AsyncIterator[tuple[Writer, httpx.AsyncClient]]:
     floor = load_floor(DEMO).model_copy(update={"max_open_rounds": 3})
-    app = create_app(Settings(), floor, journal=MemoryJournal())
+    app = create_app(Settings(), floor, journal=MemoryJournal(), clock=clock)
     writer: Writer = app.state.writer
-    writer.clock = clock
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:

@@ -118,12 +118,14 @@ async def test_a_stopped_database_is_503_on_every_path_that_reads_the_journal(
     database = await start_embedded(pg_folder)
     await migrate(database.dsn)
     pool = await create_pool(database.dsn)
-    app = create_app(
-        Settings(), load_floor(DEMO), journal=PostgresJournal(pool, timeout=2.0, dsn=database.dsn)
-    )
     clock = Clock()
-    app.state.writer.clock = clock
-    app.state.writer.outcome_wait_s = 0.2
+    app = create_app(
+        Settings(),
+        load_floor(DEMO),
+        journal=PostgresJournal(pool, timeout=2.0, dsn=database.dsn),
+        clock=clock,
+        outcome_wait_s=0.2,
+    )
     try:
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app)

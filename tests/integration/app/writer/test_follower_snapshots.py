@@ -14,8 +14,9 @@ from app.store.database import create_pool
 from app.store.journal import PostgresJournal
 from app.store.lease import Term
 from app.store.packing import unpack_bytes
-from app.writer.follower import Leadership
+from app.writer.leadership import Leadership
 from app.writer.writer import Writer
+from app.writer.writer_settings import WriterSettings
 from tests.integration.app.writer.support import NOW, bets, service
 from tests.support import Clock
 
@@ -64,8 +65,8 @@ async def pool(fresh_dsn: str) -> AsyncIterator[asyncpg.Pool]:
 async def post(writer: Writer, round_id: str, clock: Clock) -> None:
     status, _ = await writer.submit("bets", "T01", round_id, bets(clock.now))
     assert status == 201
-    if writer.snapshot_task is not None:
-        await writer.snapshot_task
+    if writer.snapshots.task is not None:
+        await writer.snapshots.task
 
 
 async def test_a_standby_fetches_a_stored_snapshot_once_not_at_every_poll(
@@ -73,9 +74,12 @@ async def test_a_standby_fetches_a_stored_snapshot_once_not_at_every_poll(
 ) -> None:
     clock = Clock()
     clock.now = NOW
-    leader = Writer(service(), PostgresJournal(pool), clock=clock, snapshot_every=3)
+    # Its first snapshot at 3 entries (the empty floor as the base), the next far off: it
+    # waits for the journal to grow by a million times the base's size (`snapshot_due`).
+    settings = WriterSettings(clock=clock, snapshot_every=3, snapshot_growth=10**6)
+    leader = Writer(service(), PostgresJournal(pool), settings)
     journal = CountingJournal(pool)
-    standby = Writer(service(), journal, clock=clock, snapshot_every=3)
+    standby = Writer(service(), journal, WriterSettings(clock=clock, snapshot_every=3))
     following = Leadership(standby, journal, NoLease())
     await leader.recover()
     await standby.recover()
@@ -86,9 +90,8 @@ async def test_a_standby_fetches_a_stored_snapshot_once_not_at_every_poll(
         first = await journal.latest_snapshot()
         assert first is not None
         stored = first[0]
-        # The leader's next snapshot is far off (a large state, `snapshot_due`): rows pile up
-        # after the stored one, beyond `snapshot_every`.
-        leader.snapshot_every = 10**9
+        # The leader's next snapshot is far off (`snapshot_due`): rows pile up after the
+        # stored one, beyond `snapshot_every`.
         for n in range(4, 10):
             await post(leader, f"R{n}", clock)
         assert leader.seq - stored > 3
@@ -97,11 +100,11 @@ async def test_a_standby_fetches_a_stored_snapshot_once_not_at_every_poll(
         for _ in range(polls):
             await following.follow()
         assert (standby.seq, standby.head) == (leader.seq, leader.head)
-        assert standby.base_point[0] == stored
+        assert standby.position.base_point[0] == stored
         assert journal.fetched == 1  # once, when it was new to us
         assert journal.asked == polls
         latest: Any = await journal.latest_snapshot()
         # Its size, as the leader would weigh its next snapshot with, once this one leads.
-        assert standby.base_size == len(unpack_bytes(latest[1], stored).encode())
+        assert standby.position.base_size == len(unpack_bytes(latest[1], stored).encode())
     finally:
         await leader.stop()

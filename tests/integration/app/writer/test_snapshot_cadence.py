@@ -12,6 +12,7 @@ from app.state.floor_state import Service
 from app.store.journal import JournalRow
 from app.store.packing import unpack_bytes
 from app.writer.writer import Writer
+from app.writer.writer_settings import WriterSettings
 from tests.integration.app.writer.support import (
     Harness,
     bets,
@@ -29,8 +30,8 @@ async def post(h: Harness, kind: str, round_id: str, body: dict[str, object]) ->
     """One request, answered; then any snapshot it started is stored."""
     status, _ = await h.writer.submit(kind, "T01", round_id, body)
     assert status in (200, 201)
-    if h.writer.snapshot_task is not None:
-        await h.writer.snapshot_task
+    if h.writer.snapshots.task is not None:
+        await h.writer.snapshots.task
 
 
 async def snapshot_texts(h: Harness) -> dict[int, str]:
@@ -96,11 +97,13 @@ async def test_a_restart_knows_its_base_snapshots_size_and_keeps_postponing() ->
         latest = await h.journal.latest_snapshot()
         assert latest is not None
         size = len(unpack_bytes(latest[1], latest[0]).encode())
-        again = Writer(Service(h.writer.service.config), h.journal, snapshot_every=3)
+        again = Writer(
+            Service(h.writer.service.config), h.journal, WriterSettings(snapshot_every=3)
+        )
         await again.recover()
-        assert again.base_size == size
+        assert again.position.base_size == size
         rows = await journal_rows(h.journal)
-        assert again.since_base_size == text_between(rows, latest[0], again.seq)
+        assert again.position.since_base_size == text_between(rows, latest[0], again.seq)
 
 
 def frozen(obj: object) -> bool:
@@ -121,8 +124,7 @@ async def test_the_state_is_frozen_every_n_entries_without_any_snapshot() -> Non
     gc.disable()
     gc.unfreeze()
     try:
-        async with Harness(snapshot_every=10**9) as h:
-            h.writer.freeze_every = 5
+        async with Harness(snapshot_every=10**9, freeze_every=5) as h:
             garbage = Cycle()
             alive = weakref.ref(garbage)
             # It survives a young collection while in use (as a request in flight does),

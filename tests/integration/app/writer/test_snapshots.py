@@ -19,9 +19,9 @@ from app.config.floor_config import floor_config
 from app.config.floor_file import load_floor
 from app.config.settings import Settings
 from app.state.floor_state import Service
+from app.store.chain import GENESIS
 from app.store.packing import unpack_bytes
 from app.store.snapshots import dump_packed_aside, dump_text
-from app.writer.chain import GENESIS
 from app.writer.writer import Writer
 from tests.integration.app.support import FlakyJournal
 from tests.support import DEMO, Clock, bets_body, replayed
@@ -32,7 +32,18 @@ ROYAL = ["AH", "KH", "QH", "JH", "TH"]
 RNG = random.SystemRandom()
 
 
-Served = tuple[httpx.AsyncClient, Writer, FlakyJournal, Clock]
+class SnapshotJournal(FlakyJournal):
+    """A journal that stops storing snapshots when told (the writer rebases on them all
+    the same): the rows after the latest stored one are what a restart replays."""
+
+    stores_snapshots = True
+
+    async def save_snapshot(self, seq: int, taken_at_ms: int, packed: bytes) -> None:
+        if self.stores_snapshots:
+            await super().save_snapshot(seq, taken_at_ms, packed)
+
+
+Served = tuple[httpx.AsyncClient, Writer, SnapshotJournal, Clock]
 
 
 def state(writer: Writer) -> str:
@@ -42,11 +53,15 @@ def state(writer: Writer) -> str:
 
 @pytest.fixture
 async def served() -> AsyncIterator[Served]:
-    clock, journal = Clock(), FlakyJournal()
-    app = create_app(Settings(snapshot_every=6), load_floor(DEMO), journal=journal)
+    clock, journal = Clock(), SnapshotJournal()
+    app = create_app(
+        Settings(snapshot_every=6),
+        load_floor(DEMO),
+        journal=journal,
+        clock=clock,
+        outcome_wait_s=0.2,
+    )
     writer: Writer = app.state.writer
-    writer.clock = clock
-    writer.outcome_wait_s = 0.2
     async with (
         app.router.lifespan_context(app),
         httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c,
@@ -78,7 +93,7 @@ async def play(served: Served, first: int, count: int) -> None:
 
 async def settled(writer: Writer) -> None:
     for _ in range(200):
-        if writer.snapshot_task is None:
+        if writer.snapshots.task is None:
             return
         await asyncio.sleep(0.01)
     raise AssertionError("the snapshot was not stored")
@@ -98,8 +113,11 @@ async def test_a_snapshot_is_the_state_its_entries_give_and_becomes_the_base(
     expected = replayed(rows[:seq])
     assert text == dump_text(expected, seq, rows[seq - 1].hash)
     # The base a failed commit would rebuild from moved to the snapshot, as stored.
-    assert writer.base == packed and writer.base_point == (seq, rows[seq - 1].hash)
-    assert [row.seq for row in writer.since_base] == list(range(seq + 1, len(rows) + 1))
+    assert writer.position.base == packed and writer.position.base_point == (
+        seq,
+        rows[seq - 1].hash,
+    )
+    assert [row.seq for row in writer.position.since_base] == list(range(seq + 1, len(rows) + 1))
     assert writer.durable_head() == (rows[-1].seq, rows[-1].hash)
 
 
@@ -108,7 +126,7 @@ async def test_a_failed_commit_after_a_snapshot_rebuilds_from_it(
 ) -> None:
     client, writer, journal, clock = served
     await play(served, 0, 8)
-    assert writer.base  # rebuilt from a snapshot, not from the empty floor
+    assert writer.position.base  # rebuilt from a snapshot, not from the empty floor
     before = state(writer)
     journal.down = True
     body = bets_body(clock, (1, "10.00", "1.00"))
@@ -127,7 +145,7 @@ async def test_a_restart_from_the_snapshot_and_the_rows_after_it_is_the_same_sta
     client, writer, journal, clock = served
     await play(served, 0, 9)
     # One more round's bets, and no snapshot after them: rows to replay after the latest.
-    writer.snapshot_every = 10**9
+    journal.stores_snapshots = False
     body = bets_body(clock, (1, "10.00", "1.00"))
     r = await client.post("/v1/tables/T02/rounds/AFTER/bets", json=body, headers=T02)
     assert r.status_code == 200, r.text
@@ -197,7 +215,7 @@ async def test_a_snapshot_frees_young_garbage_before_it_freezes_the_state(
         alive = weakref.ref(garbage)
         del garbage
         await play(served, 1, 4)  # 8 entries: a snapshot (every 6) taken and stored
-        assert served[1].base  # a snapshot was taken: it is the base to rebuild from
+        assert served[1].position.base  # a snapshot was taken: it is the base to rebuild from
         assert alive() is None
     finally:
         gc.unfreeze()

@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 from app.api.schemas import OutcomeRequest
 from app.state.timefmt import format_time
 from app.state.views import meters, outcome_answer, round_view
+from app.store.chain import body_sha256
 from app.store.journal import JournalRow, MemoryJournal
 from app.store.snapshots import dump_text
-from app.writer.chain import body_sha
-from app.writer.errors import Conflict, Unavailable
+from app.writer.refusals import Conflict, Unavailable
 from jackpot.errors import JackpotError, UnknownError
 from tables.errors import TablesError
 from tests.integration.app.writer.support import (
@@ -68,8 +68,7 @@ async def test_a_group_is_applied_while_the_one_before_is_committed_and_answered
 
 async def test_a_group_gathered_behind_a_commit_holds_at_most_max_batch_entries() -> None:
     """JACKPOT_COMMIT_MAX_BATCH bounds every commit, gathered groups included."""
-    async with Harness() as h:
-        h.writer.max_batch = 2
+    async with Harness(max_batch=2) as h:
         h.journal.gate.clear()
         first = h.post("R1", bets())
         await until(lambda: h.journal.waiting == 1, "the first append is held")
@@ -137,7 +136,7 @@ async def test_a_late_retry_refused_by_the_journal_is_answered_from_it_not_the_g
         old = bets(NOW - 1_000)
         seeded = JournalRow(
             seq=1_000, recorded_at_ms=NOW - 1_000, kind="bets", idem_key="T01|OLD|bets",
-            body_sha256=body_sha(old), entry="{}", answer='{"first":"answer"}', hash="f" * 64,
+            body_sha256=body_sha256(old), entry="{}", answer='{"first":"answer"}', hash="f" * 64,
         )  # fmt: skip
         await MemoryJournal.append(h.journal, [seeded])
         h.journal.gate.clear()
@@ -159,26 +158,26 @@ async def test_a_late_retry_refused_by_the_journal_is_answered_from_it_not_the_g
 async def test_a_snapshot_of_rows_that_are_not_committed_is_dropped() -> None:
     async with Harness(snapshot_every=3) as h:
         assert await outcome(h.post("R1", bets())) == 201  # and a finalize entry
-        assert h.writer.snapshot_task is None
+        assert h.writer.snapshots.task is None
         h.journal.gate.clear()
         lost = h.post("R2", bets())  # the third entry: a snapshot is due, with it applied
-        await until(lambda: h.writer.snapshot_task is not None, "a snapshot is taken")
-        task = h.writer.snapshot_task
+        await until(lambda: h.writer.snapshots.task is not None, "a snapshot is taken")
+        task = h.writer.snapshots.task
         h.journal.fail_next = True
         h.journal.gate.set()
         assert await outcome(lost) is Unavailable
         assert task is not None
         await task
         assert await h.journal.latest_snapshot() is None
-        assert h.writer.base == b"" and h.writer.base_point[0] == 0
+        assert h.writer.position.base == b"" and h.writer.position.base_point[0] == 0
         await state_is_the_journals(h.writer, h.journal)
         # The same point committed this time: its snapshot is kept.
         assert await outcome(h.post("R2", bets())) == 201
-        task = h.writer.snapshot_task
+        task = h.writer.snapshots.task
         if task is not None:
             await task
         latest = await h.journal.latest_snapshot()
-        assert latest is not None and latest[0] == 3 and h.writer.base_point[0] == 3
+        assert latest is not None and latest[0] == 3 and h.writer.position.base_point[0] == 3
         await state_is_the_journals(h.writer, h.journal)
 
 
@@ -256,9 +255,8 @@ async def test_a_win_final_in_the_group_of_its_claim_is_shown_final_once_after_i
     """Docs/design.md "Broadcast": a royal flush posted more than `hold` after its
     deal, nothing else open on the link: its claim and the finalize entry that makes it
     final are one group; displays get one `final`, sent once the journal has it final."""
-    async with Harness() as h:
-        screens = Screens(h.journal)
-        h.writer.broadcast = screens
+    screens = Screens(journal := GatedJournal())
+    async with Harness(journal, broadcast=screens) as h:
         assert await outcome(h.post("R1", bets())) == 201
         h.clock.now += 3_000
         status, answer = await h.writer.submit("outcome", "T01", "R1", royal_flush_outcome())
@@ -274,10 +272,9 @@ async def test_a_win_is_shown_pending_once_then_final_once_after_the_entry_that_
     the finalize entry that makes the award final. The claim's commit shows it `pending`
     (not the `final` already applied behind it); `final` comes once, with the commit of the
     entry that made it final; a failed commit shows nothing of its group."""
-    async with Harness() as h:
+    screens = Screens(journal := GatedJournal())
+    async with Harness(journal, broadcast=screens) as h:
         w = h.writer
-        screens = Screens(h.journal)
-        w.broadcast = screens
         assert await outcome(h.post("R1", bets())) == 201
         assert await outcome(h.post("R2", bets())) == 201  # open: holds R1's win pending
         h.clock.now += 3_000
@@ -306,9 +303,8 @@ async def test_meters_shown_to_displays_are_the_journals(fails: bool) -> None:
     """docs/design.md "Broadcast": displays may lag the writer, never lead the journal: a
     commit shows the meters as its own entries leave them, not with the contributions of
     the group gathered behind it (which may yet fail)."""
-    async with Harness() as h:
-        screens = Screens(h.journal)
-        h.writer.broadcast = screens
+    screens = Screens(journal := GatedJournal())
+    async with Harness(journal, broadcast=screens) as h:
         h.journal.gate.clear()
         first = h.post("R1", bets())
         await until(lambda: h.journal.waiting == 1, "the first append is held")
@@ -329,10 +325,9 @@ async def test_a_commit_that_landed_though_it_failed_shows_its_win_final_once() 
     """A COMMIT can land and still fail (the connection broke after it): the writer reads
     the journal's rows beyond its own before the next group; the award they made final is
     shown final then, once."""
-    async with Harness() as h:
+    screens = Screens(journal := GatedJournal())
+    async with Harness(journal, broadcast=screens) as h:
         w = h.writer
-        screens = Screens(h.journal)
-        w.broadcast = screens
         assert await outcome(h.post("R1", bets())) == 201
         assert await outcome(h.post("R2", bets())) == 201
         h.clock.now += 3_000
@@ -356,10 +351,9 @@ async def test_a_void_of_a_win_shown_pending_is_shown_void_once_after_its_commit
     """docs/design.md "The watermark": screens show "jackpot pending" while an award is
     pending; a void of its box (5.20) cancels it, and screens are told so once the void
     is committed, with `void` (no amount: nobody is paid it). A failed void shows nothing."""
-    async with Harness() as h:
+    screens = Screens(journal := GatedJournal())
+    async with Harness(journal, broadcast=screens) as h:
         w = h.writer
-        screens = Screens(h.journal)
-        w.broadcast = screens
         assert await outcome(h.post("R1", bets())) == 201
         assert await outcome(h.post("R2", bets())) == 201  # open: holds R1's win pending
         assert await outcome(w.submit("outcome", "T01", "R1", royal_flush_outcome())) == 201
@@ -380,10 +374,9 @@ async def test_a_void_of_a_win_shown_pending_is_shown_void_once_after_its_commit
 
 async def test_a_win_claimed_and_voided_in_one_group_is_not_shown() -> None:
     """Screens never saw its `pending`: there is nothing to cancel on them."""
-    async with Harness() as h:
+    screens = Screens(journal := GatedJournal())
+    async with Harness(journal, broadcast=screens) as h:
         w = h.writer
-        screens = Screens(h.journal)
-        w.broadcast = screens
         assert await outcome(h.post("R1", bets())) == 201
         assert await outcome(h.post("R2", bets())) == 201
         h.journal.gate.clear()
@@ -403,10 +396,9 @@ async def test_a_void_round_correction_shows_its_rounds_pending_win_void_once() 
     """5.24: a supervisor voids a round whose royal flush is final (paid: it stands) and
     whose straight flush, dealt later, is still pending: that one is paid to nobody, and
     screens shown it pending are told `void` once the correction is committed."""
-    async with Harness() as h:
+    screens = Screens(journal := GatedJournal())
+    async with Harness(journal, broadcast=screens) as h:
         w = h.writer
-        screens = Screens(h.journal)
-        w.broadcast = screens
         assert await outcome(h.post("R1", bets())) == 201
         h.clock.now += 1_000
         assert await outcome(h.post("R2", bets(h.clock.now))) == 201  # holds what follows
@@ -456,10 +448,9 @@ def royal_flush_at(at: int) -> dict[str, Any]:
 
 
 async def run_plays(schedule: list[Play]) -> None:
-    async with Harness() as h:
+    screens = Screens(journal := GatedJournal())
+    async with Harness(journal, broadcast=screens) as h:
         w = h.writer
-        screens = Screens(h.journal)
-        w.broadcast = screens
         tasks: list[asyncio.Task[Any]] = []
         closed: dict[int, int] = {}  # round -> its bets' closed_at: its hands are dealt then
         for what, n in schedule:
@@ -474,7 +465,7 @@ async def run_plays(schedule: list[Play]) -> None:
                 body = {"reason": "foreign card found (5.8.1)"}
                 tasks.append(asyncio.create_task(w.submit("void", "T01", f"R{n}", body)))
             elif what == "tick":  # once the writer has taken what was posted before
-                await until(lambda: w.queue.empty(), "the queue is taken")
+                await until(lambda: w.queue_depth() == 0, "the queue is taken")
                 for _ in range(3):
                     await asyncio.sleep(0)
                 h.clock.now += n
@@ -576,8 +567,8 @@ async def run_schedule(schedule: list[Step]) -> None:
         h.journal.fail_next = False
         results = [await outcome(task) for _, _, task in sent]
         await asyncio.sleep(0)  # the done callbacks of tasks that were already done
-        if h.writer.snapshot_task is not None:
-            await h.writer.snapshot_task
+        if h.writer.snapshots.task is not None:
+            await h.writer.snapshots.task
         rows = await journal_rows(h.journal)
         events = [row for row in rows if row.idem_key is not None]  # not the finalize rows
         recorded = {row.idem_key: row for row in events if row.idem_key is not None}
@@ -585,7 +576,7 @@ async def run_schedule(schedule: list[Step]) -> None:
         for (round_id, body, _), result in zip(sent, results, strict=True):
             if result in (200, 201):  # acknowledged: recorded, with this very body
                 row = recorded.get(f"T01|{round_id}|bets")
-                assert row is not None and row.body_sha256 == body_sha(body)
+                assert row is not None and row.body_sha256 == body_sha256(body)
             else:  # a 503, or a 409: another body was posted first
                 assert result in (Unavailable, Conflict), result
         # Every recorded event was acknowledged, to its first sender.
@@ -626,9 +617,8 @@ async def test_a_refused_event_does_not_hold_up_the_commits_of_other_tables() ->
     """An outcome for a round the writer does not know may be a late
     retry, so the journal is asked for it; that question is not the commit loop's: while
     it waits, another table's bets are committed and answered."""
-    h = Harness()
-    journal = h.journal = h.writer.journal = SlowLookupJournal()
-    async with h:
+    journal = SlowLookupJournal()
+    async with Harness(journal) as h:
         cards = ["2S", "7H", "9D", "JC", "KS"]
         refused = asyncio.create_task(
             h.writer.submit("outcome", "T02", "UNKNOWN", outcome_body(cards))
@@ -646,9 +636,8 @@ async def test_a_refused_event_does_not_hold_up_the_commits_of_other_tables() ->
 async def test_a_refused_event_of_a_round_in_memory_is_not_looked_up() -> None:
     """A round in memory has every recorded event's key in memory too: its refusals need
     no journal lookup."""
-    h = Harness()
-    journal = h.journal = h.writer.journal = SlowLookupJournal()
-    async with h:
+    journal = SlowLookupJournal()
+    async with Harness(journal) as h:
         assert await outcome(h.post("R1", bets())) == 201
         bad = outcome_body(["2S", "2S", "9D", "JC", "KS"])  # the same card twice (5.8)
         try:

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import app.writer.chain
-import app.writer.writer
+import app.writer.group_commit
+import app.writer.position
 from app.api.application import create_app
 from app.api.schemas import BetsRequest, OutcomeRequest, VoidRequest
 from app.audit.verify_run import verify
@@ -32,6 +32,7 @@ from app.state.views import outcome_answer
 from app.store.journal import MemoryJournal
 from app.store.snapshots import dump_text
 from app.writer.writer import Writer
+from app.writer.writer_settings import WriterSettings
 from jackpot.money import CENT, MAX_MONEY, SCALE, format_money
 from tables.cards import DECK
 from tests.integration.app.writer.support import (
@@ -70,7 +71,7 @@ def failing(point: str, round_id: str, kind: str = "bets") -> Iterator[None]:
 
             return view
 
-        patch(app.writer.writer, "answer_of", answer)
+        patch(app.writer.group_commit, "answer_of", answer)
     elif point == "apply":  # the core changes the state, then raises (not a refusal)
 
         def apply(original: Any) -> Any:
@@ -93,7 +94,7 @@ def failing(point: str, round_id: str, kind: str = "bets") -> Iterator[None]:
 
             return text
 
-        patch(app.writer.chain, "entry_text", canonical)
+        patch(app.writer.position, "entry_text", canonical)
     try:
         yield
     finally:
@@ -180,8 +181,7 @@ async def test_a_meter_award_whose_outcome_failed_is_taken_back_and_its_retry_cl
 
 async def test_the_client_gets_a_500_problem_and_its_retry_is_recorded() -> None:
     clock = Clock()
-    app = create_app(Settings(), load_floor(DEMO), journal=MemoryJournal())
-    app.state.writer.clock = clock
+    app = create_app(Settings(), load_floor(DEMO), journal=MemoryJournal(), clock=clock)
     body = {"closed_at": clock.at(), "boxes": [{"box": 1, "ante": "10.00", "jackpot": "1.00"}]}
     async with (
         app.router.lifespan_context(app),
@@ -278,9 +278,7 @@ def writer_for(journal: MemoryJournal, clock: Clock, snapshot_every: int) -> Wri
     return Writer(
         Service(config),
         journal,
-        clock=clock,
-        snapshot_every=snapshot_every,
-        finalize_every_ms=10**14,
+        WriterSettings(clock=clock, snapshot_every=snapshot_every, finalize_every_ms=10**14),
     )
 
 
@@ -396,9 +394,9 @@ async def test_answers_still_to_come_read_the_state_taken_back_not_the_one_left(
         void = VoidRequest.model_validate({"reason": "foreign card (5.8.1)"}).domain()
         with failing("answer", "R1", "void"):
             voided = asyncio.create_task(h.writer.submit("void", "T01", "R1", void))
-            writer = h.writer
+            committer = h.writer.committer
             await until(
-                lambda: writer.gathering is not None and bool(writer.gathering.refused),
+                lambda: committer.gathering is not None and bool(committer.gathering.refused),
                 "the void is applied",
             )
         h.journal.gate.set()

@@ -23,10 +23,12 @@ START = 1_800_000_000_000
 
 
 async def answer(direct: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, str, str]:
-    app = cast(FastPathApp, create_app(Settings(), load_floor(DEMO), journal=MemoryJournal()))
+    app = cast(
+        FastPathApp,
+        create_app(Settings(), load_floor(DEMO), journal=MemoryJournal(), clock=lambda: START),
+    )
     if not direct:
         app.table_events = None  # through FastAPI's stack and router
-    app.state.writer.clock = lambda: START
 
     async def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("nobody foresaw this")

@@ -22,6 +22,7 @@ from app.state.floor_state import FloorConfig, Service
 from app.store.journal import JournalRow, MemoryJournal
 from app.writer.group import Submission
 from app.writer.writer import Writer
+from app.writer.writer_settings import WriterSettings
 from jackpot.snapshot import canonical_json
 
 DEMO = Path(__file__).resolve().parents[4] / "app" / "demo" / "floor.toml"
@@ -35,7 +36,7 @@ def config() -> FloorConfig:
 async def journal_of_a_round() -> list[JournalRow]:
     """T01's bets, outcome and a finalize, and a seed change: written by the writer."""
     clock = [NOW]
-    writer = Writer(Service(config()), MemoryJournal(), clock=lambda: clock[0])
+    writer = Writer(Service(config()), MemoryJournal(), WriterSettings(clock=lambda: clock[0]))
     loop = asyncio.get_running_loop()
     box = {"box": 1, "ante": 10_000_000, "jackpot": 1_000_000, "jackpot_dealer": 0,
            "player": None}  # fmt: skip

@@ -1,14 +1,9 @@
 """Leadership among writers on one database: lead while holding the lease, else follow.
 
-Several `jackpot serve --role writer` processes may share one DATABASE_URL; the lease in
-PostgreSQL (app/store/lease.py) says which one writes. A standby follows the journal as
-it is committed (a short poll on seq), applying each entry to its state, and tries the
-lease at every poll: once it has expired it takes over (a new epoch, set as the
-journal's fence), replays only the tail, shows displays a fresh snapshot and the
-pending awards, and starts the writer's loop. The leader renews every third of the
-lease; when a renewal, or a fenced append, finds another epoch, it refuses what it holds
-with 503 (its commits fail: nothing is acknowledged), drops its state, rebuilds it from
-the journal and follows again.
+The lease in PostgreSQL (app/store/lease.py) says which `jackpot serve --role writer`
+process writes. A standby follows the journal as it is committed and takes over once the
+lease expires (a new epoch, set as the journal's fence); a leader that finds another epoch
+refuses what it holds with 503, rebuilds its state from the journal and follows again.
 """
 
 from __future__ import annotations
@@ -62,7 +57,7 @@ class Leadership:
         self.takeovers = 0  # by this process
         self.renewed_at: float | None = None  # monotonic, when the last renewal was sent
         self.task: asyncio.Task[None] | None = None
-        writer.standby = True  # until the lease is ours: refuse, never record
+        writer.stand_by()  # until the lease is ours: refuse, never record
 
     @property
     def lease_s(self) -> float:
@@ -124,33 +119,34 @@ class Leadership:
     async def follow(self) -> int:
         """Apply the entries committed since our seq, as recovery does. Returns how many."""
         writer, applied = self.writer, 0
-        async for row in self.journal.read(writer.seq):
-            writer._replay(row)  # the one call into recovery's replay (app/writer/recovery.py)
-            writer._keep((row,))
+        position, snapshots = writer.position, writer.snapshots
+        async for row in self.journal.read(position.seq):
+            position.replay(row)  # as recovery does (app/writer/recovery.py)
+            position.keep((row,))
             applied += 1
-        if len(writer.since_base) > writer.snapshot_every:
+        if len(position.since_base) > writer.settings.snapshot_every:
             await self._rebase()
-        if writer.freeze_due():
-            writer._freeze()  # as the leader does: the state it follows stays out of the collector
+        if snapshots.freeze_due():
+            snapshots.freeze()  # as the leader does: what it follows stays out of the collector
         return applied
 
     async def _rebase(self) -> None:
         """Keep the rows to rebuild from bounded, as the leader's snapshots do for it: the
         latest stored snapshot we have applied becomes our base."""
-        writer = self.writer
+        position = self.writer.position
         # The seq first, at every poll: the leader snapshots a large state rarely (`snapshot_due`),
         # and its snapshot is megabytes; it is fetched once it is a newer one we have applied.
         seq = await self.journal.latest_snapshot_seq()
-        if seq is None or not writer.base_point[0] < seq <= writer.seq:
+        if seq is None or not position.base_point[0] < seq <= position.seq:
             return
         latest = await self.journal.latest_snapshot()
-        if latest is None or not writer.base_point[0] < latest[0] <= writer.seq:
+        if latest is None or not position.base_point[0] < latest[0] <= position.seq:
             return
         seq, packed = latest
         # Its size, for `snapshot_due` once we lead: unpacked aside, a megabyte at a time.
         size = await asyncio.to_thread(packed_text_size, packed)
-        head = next(row.hash for row in writer.since_base if row.seq == seq)
-        writer._rebase(packed, seq, head, size)
+        head = next(row.hash for row in position.since_base if row.seq == seq)
+        position.rebase(packed, seq, head, size)
 
     async def _take_over(self, term: Term) -> None:
         # From here our appends commit only under this epoch; the old leader's cannot.
@@ -167,13 +163,12 @@ class Leadership:
             return
         self.leading = True
         self.takeovers += 1
-        writer = self.writer
-        writer.stopping, writer.standby, writer.degraded = False, False, False
+        self.writer.lead()
         self.on_lead(term)
-        writer.start()  # the watermark's and expiry's timers run from here
+        self.writer.start()  # the watermark's and expiry's timers run from here
         log.warning(
             "leading at epoch %d: %d entries replayed at takeover, head seq %d",
-            term.epoch, tail, writer.seq,
+            term.epoch, tail, self.writer.seq,
         )  # fmt: skip
 
     async def _renew(self) -> None:
@@ -193,19 +188,18 @@ class Leadership:
     async def _step_down(self) -> None:
         """Deposed: refuse what we hold, drop our state, follow the journal again."""
         log.error("deposed: another writer holds the lease after epoch %d; standing by", self.epoch)
-        writer = self.writer
-        self.leading, writer.standby = False, True  # `submit` refuses from now on
+        self.leading = False
+        self.writer.stand_by()  # `submit` refuses from now on
         self.on_standby()
         # Drains the queue: each commit is fenced out (Deposed), so each request held is
         # refused with 503 and none is acknowledged.
-        await writer.stop()
-        writer.task, writer.stopping = None, False
-        writer.answers.clear()
+        await self.writer.step_down()
         await self._resign()
 
     async def _resign(self) -> None:
         """Back to a standby's state: the journal's, rebuilt from its latest snapshot."""
-        self.leading, self.writer.standby = False, True
+        self.leading = False
+        self.writer.stand_by()
         while True:
             try:
                 await self.writer.recover()

@@ -7,7 +7,8 @@ import contextlib
 from dataclasses import dataclass
 
 from app.state.views import award_row, has_pending, meters
-from app.writer.fields import WriterFields
+from app.writer.ports import Broadcast
+from app.writer.position import Position
 from jackpot.records import FINAL, PENDING, VOID, AwardRecord, ResetRecord
 
 
@@ -19,14 +20,20 @@ class Shown:
     meters: dict[str, dict[str, str]]  # link -> meter -> value
 
 
-class Announcer(WriterFields):
+class Announcer:
     """Shows displays what is committed; tells them when events cannot be recorded."""
 
-    __slots__ = ()
+    def __init__(self, position: Position, broadcast: Broadcast | None) -> None:
+        self.position, self.broadcast = position, broadcast
+        self.degraded = False  # the last commit or database probe failed
+        self.waiters: dict[tuple[str, str], list[asyncio.Future[None]]] = {}
+        # Awards displays were shown `pending` and no end of yet: a void of one is shown to
+        # them (docs/design.md, the watermark: "jackpot pending" ends); screens know no other.
+        self.on_screens: set[str] = set()
 
     def cannot_record(self) -> None:
         """A commit failed, or the database probe did (app/api/health.py): say so once, to
-        displays (DESIGN.md: tables void unseen rounds, 5.17) and to /health."""
+        displays (docs/design.md: tables void unseen rounds, 5.17) and to /health."""
         if not self.degraded:
             self.degraded = True
             if self.broadcast is not None:
@@ -43,7 +50,7 @@ class Announcer(WriterFields):
         """Wait until the round has no pending meter award, or the timeout."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        while has_pending(self.service, table, round_id):
+        while has_pending(self.position.service, table, round_id):
             remaining = deadline - loop.time()
             if remaining <= 0:
                 return
@@ -54,28 +61,28 @@ class Announcer(WriterFields):
 
     def announce_recovered(self) -> None:
         """After recovery: show displays every link's meters and the awards still pending
-        (DESIGN.md, the watermark: screens show "jackpot pending" while one is)."""
-        floor = self.service.floor
+        (docs/design.md, the watermark: screens show "jackpot pending" while one is)."""
+        floor = self.position.service.floor
         pending = [award for link in floor.links for award in floor.pending_awards(link)]
-        self._announce(set(floor.links), pending, [])
+        self.announce(set(floor.links), pending, [])
 
-    def _announce(
+    def announce(
         self,
         links: set[str],
         claimed: list[AwardRecord],
         finalized: list[AwardRecord | ResetRecord],
     ) -> None:
         """Show displays entries that are committed, the state being the one they leave."""
-        self._show(self._shown(links, claimed, finalized), finalized)
+        self.show(self.shown(links, claimed, finalized), finalized)
 
-    def _shown(
+    def shown(
         self,
         links: set[str],
         claimed: list[AwardRecord],
         finalized: list[AwardRecord | ResetRecord],
     ) -> Shown:
         """What displays are to be shown of these entries, with the state as they leave it:
-        an award claimed here `pending`, one made final here `final` (DESIGN.md, Broadcast:
+        an award claimed here `pending`, one made final here `final` (docs/design.md, Broadcast:
         each once, so a claim made final by the same entries is shown only `final`)."""
         if self.broadcast is None:
             return Shown([], {})
@@ -85,15 +92,16 @@ class Announcer(WriterFields):
             (r.link, win(r)) for r in finalized if isinstance(r, AwardRecord) and r.state == FINAL
         ]
         # Shown pending, void now (5.20: paid to nobody): "jackpot pending" ends on screens.
-        awards = self.service.floor.awards
+        awards = self.position.service.floor.awards
         voided = (awards.get(award_id) for award_id in sorted(self.on_screens))
         wins += [(a.link, win(a)) for a in voided if a is not None and a.state == VOID]
         values = {
-            link: {m["meter"]: m["value"] for m in meters(self.service, link)} for link in links
+            link: {m["meter"]: m["value"] for m in meters(self.position.service, link)}
+            for link in links
         }
         return Shown(wins, values)
 
-    def _show(self, shown: Shown, finalized: list[AwardRecord | ResetRecord]) -> None:
+    def show(self, shown: Shown, finalized: list[AwardRecord | ResetRecord]) -> None:
         rounds = {(a.table, a.round) for a in finalized if isinstance(a, AwardRecord)}
         for key in rounds:
             for future in self.waiters.pop(key, []):
