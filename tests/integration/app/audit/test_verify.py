@@ -47,6 +47,7 @@ from jackpot.snapshot import canonical_json
 from tables.bets import TableSettings
 from tables.cards import DECK
 from tables.games import game
+from tests.integration.app.support import build_server
 from tests.support import ROOT
 
 START = 1_800_000_000_000
@@ -91,11 +92,24 @@ WINNERS = {
 class Floor:
     """The writer with a clock of our own; requests are grouped as they would arrive."""
 
-    def __init__(self, config: FloorConfig = CONFIG, journal: Any = None, seed: int = 1) -> None:
+    def __init__(
+        self,
+        config: FloorConfig = CONFIG,
+        journal: Any = None,
+        seed: int = 1,
+        *,
+        snapshot_every: int = 20_000,  # the writer's own, as is `snapshot_growth`
+        snapshot_growth: int = 1,
+    ) -> None:
         self.now = START
         self.journal = journal if journal is not None else MemoryJournal()
         self.writer = Writer(
-            Service(config), self.journal, clock=lambda: self.now, rng=random.Random(seed)
+            Service(config),
+            self.journal,
+            clock=lambda: self.now,
+            rng=random.Random(seed),
+            snapshot_every=snapshot_every,
+            snapshot_growth=snapshot_growth,
         )
         self.batch: list[Submission] = []
 
@@ -538,14 +552,21 @@ def floor_file(tmp_path: Path) -> Path:
     return path
 
 
-def _write_to_postgres(dsn: str, floor_file: Path, history: Callable[[Floor], Awaitable[T]]) -> T:
+def _write_to_postgres(
+    dsn: str,
+    floor_file: Path,
+    history: Callable[[Floor], Awaitable[T]],
+    snapshot_every: int = 20_000,
+) -> T:
     """`history` played into a journal in PostgreSQL, by the writer with our clock."""
     from app.cli.audit import load_config
 
     async def write() -> T:
         pool = await asyncpg.create_pool(dsn, min_size=1, max_size=2)
         try:
-            return await history(Floor(load_config(floor_file), PostgresJournal(pool)))
+            journal = PostgresJournal(pool)
+            floor = Floor(load_config(floor_file), journal, snapshot_every=snapshot_every)
+            return await history(floor)
         finally:
             await pool.close()
 
@@ -718,9 +739,8 @@ async def _ping(dsn: str) -> None:
 
 
 async def _history_with_snapshots(journal: Any = None, steps: int = 2_000) -> Floor:
-    floor = Floor(journal=journal, seed=5)
-    floor.writer.snapshot_every = 300
-    floor.writer.snapshot_growth = 0  # every 300 entries, however large the state grows
+    # A snapshot every 300 entries, however large the state grows.
+    floor = Floor(journal=journal, seed=5, snapshot_every=300, snapshot_growth=0)
     await History(floor, random.Random(11)).run(steps)
     return floor
 
@@ -791,11 +811,10 @@ def test_jobs_in_processes_against_postgresql(
     entries from PostgreSQL; a snapshot changed in the store is named."""
 
     async def history(floor: Floor) -> int:
-        floor.writer.snapshot_every = 300
         await History(floor, random.Random(11)).run(1_000)
         return floor.writer.seq
 
-    last = _write_to_postgres(fresh_dsn, floor_file, history)
+    last = _write_to_postgres(fresh_dsn, floor_file, history, snapshot_every=300)
     assert main_verify(_args(fresh_dsn, floor_file, jobs=2)) == 0
     out = capsys.readouterr().out
     assert f"seq 1..{last:,}" in out and "OK" in out
@@ -879,8 +898,7 @@ def test_from_any_checkpoint_the_replay_ends_where_the_whole_replay_does(
     next checkpoint of the replay from entry 1."""
 
     async def scenario() -> None:
-        floor = Floor(seed=rng.randrange(2**32))
-        floor.writer.snapshot_every = every
+        floor = Floor(seed=rng.randrange(2**32), snapshot_every=every)
         await History(floor, rng).run(steps)
         journal = floor.journal
         rows = await rows_of(journal)
@@ -976,11 +994,10 @@ def test_verify_since_on_the_command_line(
     processes too; a malformed checkpoint is refused (exit 2) before anything is read."""
 
     async def history(floor: Floor) -> int:
-        floor.writer.snapshot_every = 300
         await History(floor, random.Random(11)).run(700)
         return floor.writer.seq
 
-    _write_to_postgres(fresh_dsn, floor_file, history)
+    _write_to_postgres(fresh_dsn, floor_file, history, snapshot_every=300)
     assert main_verify(_args(fresh_dsn, floor_file, jobs=1)) == 0
     out = capsys.readouterr().out
     line = next(x for x in out.splitlines() if x.startswith("checkpoint: "))
@@ -993,11 +1010,10 @@ def test_verify_since_on_the_command_line(
         last = await floor.journal.last()
         assert last is not None
         floor.now = last.recorded_at_ms + 60_000
-        floor.writer.snapshot_every = 300
         await _more(floor, 300)
         return floor.writer.seq
 
-    end = _write_to_postgres(fresh_dsn, floor_file, more)
+    end = _write_to_postgres(fresh_dsn, floor_file, more, snapshot_every=300)
     assert main_verify(_args(fresh_dsn, floor_file, jobs=2, since=str(checkpoint))) == 0
     out = capsys.readouterr().out
     assert f"seq {checkpoint.seq + 1:,}..{end:,}" in out and "OK" in out
@@ -1029,20 +1045,19 @@ async def test_a_long_random_history_through_the_http_api_verifies_clean() -> No
     that jackpots happen), outcomes posted in random order across tables, voids, seed
     changes, resets and corrections, all through the HTTP API; then the journal verifies
     clean from its entries alone."""
-    from app.api.application import create_app
     from app.cli.audit import load_config
     from app.cli.simulated_rounds import bets_body, outcome_body, plan_round, read_tables
     from app.config.demo import DEMO_FLOOR
     from app.config.floor_file import load_floor
-    from app.config.settings import Settings
 
     rng = random.Random(2027)
     specs = read_tables(DEMO_FLOOR)
     journal = MemoryJournal()
-    app = create_app(Settings(), load_floor(DEMO_FLOOR), journal=journal)
     now = [START]
-    app.state.writer.clock = lambda: now[0]
-    app.state.writer.outcome_wait_s = 0.0
+    server = build_server(
+        load_floor(DEMO_FLOOR), journal=journal, clock=lambda: now[0], outcome_wait_s=0.0
+    )
+    app = server.app
     supervisor = {"Authorization": "Bearer demo-supervisor"}
     open_rounds: dict[str, tuple[Any, str, Any, int]] = {}  # table -> spec, round, plan, closed
     counts: Counter[str] = Counter()

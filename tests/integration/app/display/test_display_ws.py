@@ -381,9 +381,9 @@ async def test_a_restarted_writer_shows_screens_the_awards_still_pending() -> No
     async with running(started(outcome_wait_s=0.01), "http://test") as client:
         await post_a_pending_royal_flush(client, clock)
     async with running(started(), "http://test") as client:
-            await asyncio.sleep(0.05)  # a coalescing window
-            state = (await client.get("/v1/links/stud")).json()
-            assert [w["award_id"] for w in state["pending"]] == ["T01/R1/1/player"]
+        await asyncio.sleep(0.05)  # a coalescing window
+        state = (await client.get("/v1/links/stud")).json()
+        assert [w["award_id"] for w in state["pending"]] == ["T01/R1/1/player"]
 
 
 @pytest.mark.parametrize("link", ["x" * 200, "é" * 100, "x" * 4000])

@@ -20,12 +20,10 @@ from hypothesis import strategies as st
 
 import app.writer.chain
 import app.writer.writer
-from app.api.application import create_app
 from app.api.schemas import BetsRequest, OutcomeRequest, VoidRequest
 from app.audit.verify import verify
 from app.config.floor_config import floor_config
 from app.config.floor_file import load_floor
-from app.config.settings import Settings
 from app.state.floor_state import Service
 from app.state.timefmt import format_time
 from app.state.views import outcome_answer
@@ -34,6 +32,7 @@ from app.store.snapshots import dump_text
 from app.writer.writer import Writer
 from jackpot.money import CENT, MAX_MONEY, SCALE, format_money
 from tables.cards import DECK
+from tests.integration.app.support import build_server
 from tests.integration.app.writer.support import (
     Harness,
     bets,
@@ -180,8 +179,7 @@ async def test_a_meter_award_whose_outcome_failed_is_taken_back_and_its_retry_cl
 
 async def test_the_client_gets_a_500_problem_and_its_retry_is_recorded() -> None:
     clock = Clock()
-    app = create_app(Settings(), load_floor(DEMO), journal=MemoryJournal())
-    app.state.writer.clock = clock
+    app = build_server(clock=clock).app
     body = {"closed_at": clock.at(), "boxes": [{"box": 1, "ante": "10.00", "jackpot": "1.00"}]}
     async with (
         app.router.lifespan_context(app),
