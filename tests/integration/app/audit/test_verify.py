@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import asyncpg
-import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -47,7 +46,7 @@ from jackpot.snapshot import canonical_json
 from tables.bets import TableSettings
 from tables.cards import DECK
 from tables.games import game
-from tests.integration.app.support import build_server
+from tests.integration.app.support import build_server, running
 from tests.support import ROOT
 
 START = 1_800_000_000_000
@@ -1061,10 +1060,7 @@ async def test_a_long_random_history_through_the_http_api_verifies_clean() -> No
     supervisor = {"Authorization": "Bearer demo-supervisor"}
     open_rounds: dict[str, tuple[Any, str, Any, int]] = {}  # table -> spec, round, plan, closed
     counts: Counter[str] = Counter()
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c,
-    ):
+    async with running(app) as c:
 
         async def table_post(spec: Any, round_id: str, kind: str, body: Any) -> None:
             headers = {"Authorization": f"Bearer {spec.token}"}
