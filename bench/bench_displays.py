@@ -82,7 +82,7 @@ def serve(port: int, args: argparse.Namespace, redis_url: str | None) -> None:
     import uvicorn
     from fastapi import FastAPI
 
-    from app.api import application
+    from app import compose
     from app.cli.commands import GC_THRESHOLDS
     from app.cli.serving import uvicorn_config
     from app.config.floor_file import load_floor
@@ -95,15 +95,15 @@ def serve(port: int, args: argparse.Namespace, redis_url: str | None) -> None:
     if redis_url is not None:
         floor_path = Path(tempfile.mkdtemp(prefix="bench-floor-")) / "floor.toml"
         floor_path.write_text(FLOOR)
-        make = application._broadcaster
+        make = compose.build_broadcaster
 
         def keep(settings: Settings, role: str) -> Broadcaster:
             found.append(make(settings, role))  # the app's own, for /bench/stats
             return found[-1]
 
-        application._broadcaster = keep
+        compose.build_broadcaster = keep
         settings = Settings(redis_url=redis_url, redis_secret=SECRET, host="127.0.0.1", port=port)
-        app = application.create_display_app(settings, load_floor(floor_path))
+        app = compose.display_app(settings, load_floor(floor_path))
         broadcaster = found[0]
         config = uvicorn_config(app, settings, log_level="warning")
     else:

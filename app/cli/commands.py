@@ -51,8 +51,8 @@ def serve_command(
         ),
     ] = Role.writer,
 ) -> int:
-    from app.api.application import create_app
     from app.cli.serving import uvicorn_config
+    from app.compose import display_app, writer_process
     from app.config.floor_file import FloorError, load_floor
     from app.config.settings import Settings
     from app.ops.logs import configure
@@ -70,11 +70,9 @@ def serve_command(
         print(f"{path}: the floor file is not valid:\n{error}", file=sys.stderr)
         return 2
     if role is Role.display:
-        from app.api.application import create_display_app
-
-        app = create_display_app(settings, floor)
+        app = display_app(settings, floor)
     else:
-        app = create_app(settings, floor)
+        app = writer_process(settings, floor).app
     print(f"jackpot server on http://{settings.host}:{settings.port}  (floor: {path})", flush=True)
     for link in floor.links:
         print(

@@ -1,4 +1,5 @@
-"""PostgreSQL plumbing: the embedded server (pgserver), Alembic migrations, the asyncpg pool."""
+"""PostgreSQL plumbing: the embedded server (pgserver), Alembic migrations, the asyncpg pool,
+and the server's database, which opens all three."""
 
 from __future__ import annotations
 
@@ -20,7 +21,10 @@ from urllib.parse import urlsplit, urlunsplit
 import asyncpg
 import psutil  # type: ignore[import-untyped]
 
+from app.store.errors import JournalUnavailable
+
 if TYPE_CHECKING:
+    from asyncpg.pool import PoolAcquireContext
     from pgserver.postgres_server import PostgresServer
     from sqlalchemy.engine import Connection
 
@@ -370,3 +374,47 @@ async def _keep_session(connection: asyncpg.Connection) -> None:
     more round trip to the database per query or commit, waiting behind the writer's work
     on a busy event loop. Nothing here changes a session (no SET, LISTEN, advisory lock or
     cursor outside a transaction), so there is nothing to reset."""
+
+
+class ServerDatabase:
+    """The server's PostgreSQL: DATABASE_URL, or an embedded server under `data_dir`.
+
+    Built before the writer (the journal and the lease take it as their pool), opened in
+    the app's lifespan: the server started, migrated, then one pool shared by both.
+    """
+
+    def __init__(self, url: str | None, data_dir: Path) -> None:
+        self.url, self.data_dir = url, data_dir
+        self.embedded: EmbeddedPostgres | None = None
+        self._pool: asyncpg.Pool | None = None
+
+    @property
+    def dsn(self) -> str | None:
+        """Where a process of its own may connect: known once the server runs."""
+        return self.embedded.dsn if self.embedded is not None else self.url
+
+    async def open(self) -> None:
+        if self.url is None:
+            self.embedded = await start_embedded(self.data_dir)
+        dsn = self.dsn
+        assert dsn is not None
+        await migrate(dsn)
+        self._pool = await create_pool(dsn)
+
+    def acquire(self, *, timeout: float | None = None) -> PoolAcquireContext[asyncpg.Record]:
+        if self._pool is None:
+            raise JournalUnavailable("the database is not open")
+        return self._pool.acquire(timeout=timeout)
+
+    async def close(self) -> None:
+        """Closes what `open` opened, in reverse order; what fails to close is let go."""
+        if self._pool is not None:
+            with contextlib.suppress(Exception):
+                await self._pool.close()
+        if self.embedded is not None:
+            with contextlib.suppress(Exception):
+                await self.embedded.stop()
+
+
+# What the journal and the lease draw connections from.
+Connections = asyncpg.Pool | ServerDatabase

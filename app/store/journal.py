@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 import asyncpg
 
-from app.store.database import create_pool
+from app.store.database import Connections, ServerDatabase, create_pool
 from app.store.errors import Deposed, DuplicateEntry, JournalUnavailable
 from app.store.packing import pack, unpack, unpack_bytes
 
@@ -200,15 +200,14 @@ class PostgresJournal:
 
     def __init__(
         self,
-        pool: asyncpg.Pool,
+        pool: Connections,
         *,
         owns_pool: bool = False,
         timeout: float = 10.0,
         dsn: str | None = None,
     ):
         self._pool = pool
-        # Where a process of its own may connect (app/audit/reconciliation.py: the reconciliation).
-        self.dsn = dsn
+        self._dsn = dsn
         self._owns_pool = owns_pool
         # The epoch of the lease this writer holds (app/store/lease.py): every append
         # checks it in its own transaction. None: no epoch (tests and tools on a database
@@ -227,6 +226,13 @@ class PostgresJournal:
         except _UNAVAILABLE as error:
             raise JournalUnavailable(f"cannot reach the journal database: {error!r}") from error
         return cls(pool, owns_pool=True, timeout=timeout, dsn=dsn)
+
+    @property
+    def dsn(self) -> str | None:
+        """Where a process of its own may connect (app/audit/reports.py: the reconciliation)."""
+        if self._dsn is None and isinstance(self._pool, ServerDatabase):
+            return self._pool.dsn  # known once the server's database is open
+        return self._dsn
 
     def _check_open(self) -> None:
         if self._closed:

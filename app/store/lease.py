@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import asyncpg
 
+from app.store.database import Connections
 from app.store.errors import JournalUnavailable
 from app.store.journal import UNAVAILABLE
 
@@ -72,7 +73,7 @@ class PostgresLease:
     """One contender for the lease: `holder` names it (host, pid) in the row."""
 
     def __init__(
-        self, pool: asyncpg.Pool, holder: str, lease_ms: int, *, timeout: float = 5.0
+        self, pool: Connections, holder: str, lease_ms: int, *, timeout: float = 5.0
     ) -> None:
         self._pool = pool
         self.holder = holder

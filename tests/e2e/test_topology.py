@@ -36,12 +36,12 @@ from fastapi.routing import APIRoute, APIWebSocketRoute
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
-from app.api.application import create_app, create_display_app
+from app.compose import display_app as build_display_app
 from app.config.floor_file import load_floor
 from app.config.settings import Settings
 from app.state.timefmt import format_time
-from app.store.journal import MemoryJournal
 from tests.e2e.support import ROOT
+from tests.integration.app.support import build_server
 
 DEMO = ROOT / "app" / "demo" / "floor.toml"
 JACKPOT = str(Path(sys.executable).parent / "jackpot")
@@ -270,7 +270,7 @@ async def test_a_display_process_started_while_the_writer_starts_relays_at_once(
     from app.display.redis_backend import RedisBackend
 
     writer = Broadcaster(RedisBackend(redis_tcp), coalesce_ms=10, ping_s=3600)
-    writer.configure_link("stud", "SGD", [("major", "Major")])  # the writer's create_app
+    writer.configure_link("stud", "SGD", [("major", "Major")])  # the writer's composition
     await asyncio.sleep(0.05)
     display = Broadcaster(RedisBackend(redis_tcp, role="display"), ping_s=3600)
     display.configure_link("stud", "SGD", [("major", "Major")])  # a display created after it
@@ -358,8 +358,8 @@ def app_paths(app: Any) -> set[str]:
 def test_nginx_sends_every_route_to_the_process_that_serves_it() -> None:
     table = locations()
     floor = load_floor(DEMO)
-    writer_app = create_app(Settings(), floor, journal=MemoryJournal())
-    display_app = create_display_app(Settings(redis_url="redis://unused:6379/0"), floor)
+    writer_app = build_server(floor).app
+    display_app = build_display_app(Settings(redis_url="redis://unused:6379/0"), floor)
     # Every process answers /health and /metrics for itself; through the proxy, the writer.
     display_paths = app_paths(display_app) - {"/health", "/metrics"}
     writer_only = app_paths(writer_app) - display_paths

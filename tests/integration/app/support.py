@@ -1,43 +1,80 @@
-"""Helpers shared by the integration tests of the app in-process: a client of the whole
-app on the demo floor, journals that outlive a server or fail on demand, and /metrics."""
+"""Helpers shared by the integration tests of the app in-process: the one way they build a
+writer process (app/compose.py) and a client of it, journals that outlive a server or fail
+on demand, and /metrics."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import httpx
+from fastapi import FastAPI
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.api.application import create_app
+from app.compose import WriterProcess, writer_process
+from app.config.floor_file import Floor as FloorFile
 from app.config.floor_file import parse_floor
 from app.config.settings import Settings
+from app.display.broadcaster import Broadcaster
 from app.store.errors import JournalUnavailable
-from app.store.journal import JournalRow, MemoryJournal
+from app.store.journal import Journal, JournalRow, MemoryJournal
+from app.writer.writer_settings import wall_clock_ms
 from tests.support import DEMO, T01, T02, Clock, bets_body
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
 
+def build_server(
+    floor: FloorFile | None = None,
+    *,
+    dual: bool = False,
+    journal: Journal | None = None,
+    clock: Callable[[], int] | None = None,
+    outcome_wait_s: float | None = None,
+    snapshot_growth: int | None = None,
+    broadcaster: Broadcaster | None = None,
+    **settings: Any,
+) -> WriterProcess:
+    """A writer process as `jackpot serve` builds it, on `floor` (the demo floor, with dual
+    control if `dual`) and a memory journal unless one is given. `clock`: the writer's
+    (the wall clock if None); `outcome_wait_s`, `snapshot_growth`: the writer's unless
+    given; `settings`: Settings fields."""
+    if floor is None:
+        text = Path(DEMO).read_text()
+        if dual:
+            text = text.replace("dual_control = false", "dual_control = true")
+        floor = parse_floor(text)
+    return writer_process(
+        Settings(**settings),
+        floor,
+        journal=journal if journal is not None else MemoryJournal(),
+        broadcaster=broadcaster,
+        outcome_wait_s=outcome_wait_s,
+        snapshot_growth=snapshot_growth,
+        clock=clock if clock is not None else wall_clock_ms,
+    )
+
+
+def client_of(app: FastAPI, base_url: str = "http://test") -> httpx.AsyncClient:
+    """A client of the app in-process (its lifespan is the caller's)."""
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=base_url)
+
+
+@contextlib.asynccontextmanager
+async def running(app: FastAPI, base_url: str = "http://t") -> AsyncIterator[httpx.AsyncClient]:
+    """The app started (its lifespan) and a client of it, in-process."""
+    async with app.router.lifespan_context(app), client_of(app, base_url) as client:
+        yield client
+
+
 async def make_client(
     clock: Clock, dual: bool, journal: MemoryJournal | None = None
 ) -> AsyncIterator[httpx.AsyncClient]:
-    text = Path(DEMO).read_text()
-    if dual:
-        text = text.replace("dual_control = false", "dual_control = true")
-    app = create_app(
-        Settings(),
-        parse_floor(text),
-        journal=journal or MemoryJournal(),
-        clock=clock,
-        outcome_wait_s=0.2,
-    )
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c,
-    ):
-        yield c
+    server = build_server(dual=dual, journal=journal, clock=clock, outcome_wait_s=0.2)
+    async with running(server.app) as client:
+        yield client
 
 
 class KeptJournal(MemoryJournal):

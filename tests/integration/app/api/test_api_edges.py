@@ -12,12 +12,9 @@ from typing import Any
 import httpx
 import pytest
 
-from app.api.application import create_app
 from app.config.floor_file import parse_floor
-from app.config.settings import Settings
 from app.state.timefmt import parse_time
-from app.store.journal import MemoryJournal
-from tests.integration.app.support import make_client
+from tests.integration.app.support import build_server, make_client, running
 from tests.support import DEMO, OPERATOR, SUPERVISOR, T01, Clock, bets_body
 
 T02 = {"Authorization": "Bearer demo-table-T02"}
@@ -176,13 +173,8 @@ async def test_the_schema_still_documents_the_card_pattern(client: httpx.AsyncCl
 @pytest.fixture
 async def low_ceiling(clock: Clock) -> AsyncIterator[httpx.AsyncClient]:
     text = Path(DEMO).read_text().replace('ceiling = "2000000.00"', 'ceiling = "10000.50"')
-    app = create_app(
-        Settings(), parse_floor(text), journal=MemoryJournal(), clock=clock, outcome_wait_s=0.2
-    )
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c,
-    ):
+    server = build_server(parse_floor(text), clock=clock, outcome_wait_s=0.2)
+    async with running(server.app) as c:
         yield c
 
 

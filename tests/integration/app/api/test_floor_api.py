@@ -16,12 +16,7 @@ import uvicorn
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from app.api.application import create_app
-from app.config.demo import DEMO_FLOOR
-from app.config.floor_file import parse_floor
-from app.config.settings import Settings
-from app.store.journal import MemoryJournal
-from tests.integration.app.support import final_royal_flush
+from tests.integration.app.support import build_server, final_royal_flush, running
 from tests.support import Clock, bets_body
 
 T02 = {"Authorization": "Bearer demo-table-T02"}
@@ -38,17 +33,7 @@ def clock() -> Clock:
 
 @pytest.fixture
 async def client(clock: Clock) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(
-        Settings(),
-        parse_floor(DEMO_FLOOR.read_text()),
-        journal=MemoryJournal(),
-        clock=clock,
-        outcome_wait_s=0.2,
-    )
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c,
-    ):
+    async with running(build_server(clock=clock, outcome_wait_s=0.2).app) as c:
         yield c
 
 
@@ -182,8 +167,7 @@ def token_protocol(token: str) -> str:
 @contextlib.asynccontextmanager
 async def served() -> AsyncIterator[str]:
     """The writer app on a real uvicorn (websockets need a real server), its address."""
-    app = create_app(Settings(), parse_floor(DEMO_FLOOR.read_text()), journal=MemoryJournal())
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning")
+    config = uvicorn.Config(build_server().app, host="127.0.0.1", port=0, log_level="warning")
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     while not server.started:

@@ -22,11 +22,7 @@ from schemathesis.checks import (
 )
 from schemathesis.core.result import Ok
 
-from app.api.application import create_app
-from app.config.floor_file import load_floor
-from app.config.settings import Settings
-from app.store.journal import MemoryJournal
-from tests.support import DEMO
+from tests.integration.app.support import build_server
 
 
 def _free_port() -> int:
@@ -39,8 +35,9 @@ def _free_port() -> int:
 def base_url() -> Iterator[str]:
     """The real app (memory journal) under uvicorn in a thread, for the whole module."""
     port = _free_port()
-    app = create_app(Settings(), load_floor(DEMO), journal=MemoryJournal())
-    server = uvicorn.Server(uvicorn.Config(app, port=port, log_level="warning", lifespan="on"))
+    server = uvicorn.Server(
+        uvicorn.Config(build_server().app, port=port, log_level="warning", lifespan="on")
+    )
     thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{port}"

@@ -16,30 +16,20 @@ from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from starlette.middleware.errors import ServerErrorMiddleware
 
-from app.api.application import create_app
 from app.api.body_limit import BodyLimit
 from app.api.standby import StandbyGate
 from app.api.table_fastpath import FastPathApp, TableEvents
-from app.config.floor_file import load_floor
-from app.config.settings import Settings
 from app.ops.logs import RequestContextMiddleware
 from app.state.timefmt import format_time
-from app.store.journal import MemoryJournal
-from tests.integration.app.support import TABLE_EVENT_STATUSES, table_event_script
-from tests.support import DEMO, T02
+from tests.integration.app.support import TABLE_EVENT_STATUSES, build_server, table_event_script
+from tests.support import T02
 
 START = 1_800_000_000_000
 HEADERS = ("content-type", "www-authenticate", "retry-after", "allow", "location")
 
 
 def app_at(clock: list[int], *, direct: bool) -> FastAPI:
-    app = create_app(
-        Settings(),
-        load_floor(DEMO),
-        journal=MemoryJournal(),
-        clock=lambda: clock[0],
-        outcome_wait_s=0.05,
-    )
+    app = build_server(clock=lambda: clock[0], outcome_wait_s=0.05).app
     if not direct:
         cast(FastPathApp, app).table_events = None
     return app
@@ -92,7 +82,7 @@ async def test_the_direct_route_answers_as_the_router(routes_handled: list[str])
 
 
 def test_every_table_event_has_its_endpoint_inside_the_apps_edge() -> None:
-    app = cast(FastPathApp, create_app(Settings(), load_floor(DEMO), journal=MemoryJournal()))
+    app = cast(FastPathApp, build_server().app)
     layers: list[object] = []
     layer: object = app.table_events
     while layer is not None:

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 
 import httpx
 import orjson
 import pytest
 
-from app.api.application import create_app
+from app.compose import WriterProcess
 from app.config.floor_file import load_floor
 from app.config.settings import Settings
-from app.store.journal import MemoryJournal
 from jackpot.money import format_money
+from tests.integration.app.support import KeptJournal, build_server, running
 from tests.support import DEMO, OPERATOR, SUPERVISOR, T01, T02, Clock, bets_body
 
 
@@ -22,14 +23,14 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-async def client(clock: Clock) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(
-        Settings(), load_floor(DEMO), journal=MemoryJournal(), clock=clock, outcome_wait_s=0.2
-    )
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
-            yield c
+def server(clock: Clock) -> WriterProcess:
+    return build_server(journal=KeptJournal(), clock=clock, outcome_wait_s=0.2)
+
+
+@pytest.fixture
+async def client(server: WriterProcess) -> AsyncIterator[httpx.AsyncClient]:
+    async with running(server.app, "http://test") as c:
+        yield c
 
 
 async def test_bets_answer_per_api_md(client: httpx.AsyncClient, clock: Clock) -> None:
@@ -59,23 +60,27 @@ async def test_retry_same_body_gets_first_answer_different_body_409(
 
 @pytest.mark.parametrize("forget", [False, True])
 async def test_a_first_answer_is_the_journaled_text_and_every_retry_its_very_bytes(
-    client: httpx.AsyncClient, clock: Clock, forget: bool
+    server: WriterProcess, client: httpx.AsyncClient, clock: Clock, forget: bool
 ) -> None:
-    """The answer is encoded once, journaled, and sent as it is, to the first
-    post and to its retries (remembered, or read from the journal: `forget`)."""
-    writer = client._transport.app.state.writer  # type: ignore[attr-defined]
+    """Issue 21: the answer is encoded once, journaled, and sent as it is, to the first
+    post and to its retries (remembered, or read from the journal: `forget`, where the
+    retries go to a server started since on the same journal)."""
+    writer = server.writer
     body = bets_body(clock, (1, "25.00", "1.00"), (2, "0", "1.00"))
     first = await client.post("/v1/tables/T01/rounds/R1/bets", json=body, headers=T01)
     void = {"reason": "foreign card found (5.8.1)", "boxes": [2]}
     voided = await client.post("/v1/tables/T01/rounds/R1/void", json=void, headers=T01)
     assert first.status_code == voided.status_code == 200
     bets_row, void_row = [await writer.lookup(f"T01|R1|{kind}") for kind in ("bets", "void")]
+    assert bets_row is not None and void_row is not None
     assert (first.text, voided.text) == (bets_row.answer, void_row.answer)
     assert first.headers["content-type"] == voided.headers["content-type"] == "application/json"
-    if forget:
-        writer.forget_answers()
-    again = await client.post("/v1/tables/T01/rounds/R1/bets", json=body, headers=T01)
-    void_again = await client.post("/v1/tables/T01/rounds/R1/void", json=void, headers=T01)
+    async with contextlib.AsyncExitStack() as stack:
+        if forget:
+            restarted = build_server(journal=server.journal, clock=clock, outcome_wait_s=0.2)
+            client = await stack.enter_async_context(running(restarted.app, "http://test"))
+        again = await client.post("/v1/tables/T01/rounds/R1/bets", json=body, headers=T01)
+        void_again = await client.post("/v1/tables/T01/rounds/R1/void", json=void, headers=T01)
     assert (again.status_code, again.content) == (200, first.content)
     assert (void_again.status_code, void_again.content) == (200, voided.content)
     assert first.json()["meters"] == [{"link": "stud", "meter": "major", "value": "10000.25"}]

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import asyncpg
-import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -48,6 +47,7 @@ from jackpot.snapshot import canonical_json
 from tables.bets import TableSettings
 from tables.cards import DECK
 from tables.games import game
+from tests.integration.app.support import build_server, running
 from tests.support import ROOT
 
 START = 1_800_000_000_000
@@ -93,13 +93,22 @@ class Floor:
     """The writer with a clock of our own; requests are grouped as they would arrive."""
 
     def __init__(
-        self, config: FloorConfig = CONFIG, journal: Any = None, seed: int = 1, **writer: Any
+        self,
+        config: FloorConfig = CONFIG,
+        journal: Any = None,
+        seed: int = 1,
+        *,
+        snapshot_every: int = 20_000,  # the writer's own, as is `snapshot_growth`
+        snapshot_growth: int = 1,
     ) -> None:
-        """`writer`: the writer's settings beside its clock and random source (snapshot
-        cadence)."""
         self.now = START
         self.journal = journal if journal is not None else MemoryJournal()
-        settings = WriterSettings(clock=lambda: self.now, rng=random.Random(seed), **writer)
+        settings = WriterSettings(
+            clock=lambda: self.now,
+            rng=random.Random(seed),
+            snapshot_every=snapshot_every,
+            snapshot_growth=snapshot_growth,
+        )
         self.writer = Writer(Service(config), self.journal, settings)
         self.batch: list[Submission] = []
 
@@ -543,16 +552,20 @@ def floor_file(tmp_path: Path) -> Path:
 
 
 def _write_to_postgres(
-    dsn: str, floor_file: Path, history: Callable[[Floor], Awaitable[T]], **writer: Any
+    dsn: str,
+    floor_file: Path,
+    history: Callable[[Floor], Awaitable[T]],
+    snapshot_every: int = 20_000,
 ) -> T:
-    """`history` played into a journal in PostgreSQL, by the writer with our clock (and
-    the settings `writer`)."""
+    """`history` played into a journal in PostgreSQL, by the writer with our clock."""
     from app.cli.audit import load_config
 
     async def write() -> T:
         pool = await asyncpg.create_pool(dsn, min_size=1, max_size=2)
         try:
-            return await history(Floor(load_config(floor_file), PostgresJournal(pool), **writer))
+            journal = PostgresJournal(pool)
+            floor = Floor(load_config(floor_file), journal, snapshot_every=snapshot_every)
+            return await history(floor)
         finally:
             await pool.close()
 
@@ -1031,31 +1044,23 @@ async def test_a_long_random_history_through_the_http_api_verifies_clean() -> No
     that jackpots happen), outcomes posted in random order across tables, voids, seed
     changes, resets and corrections, all through the HTTP API; then the journal verifies
     clean from its entries alone."""
-    from app.api.application import create_app
     from app.cli.audit import load_config
     from app.cli.simulated_rounds import bets_body, outcome_body, plan_round, read_tables
     from app.config.demo import DEMO_FLOOR
     from app.config.floor_file import load_floor
-    from app.config.settings import Settings
 
     rng = random.Random(2027)
     specs = read_tables(DEMO_FLOOR)
     journal = MemoryJournal()
     now = [START]
-    app = create_app(
-        Settings(),
-        load_floor(DEMO_FLOOR),
-        journal=journal,
-        clock=lambda: now[0],
-        outcome_wait_s=0.0,
+    server = build_server(
+        load_floor(DEMO_FLOOR), journal=journal, clock=lambda: now[0], outcome_wait_s=0.0
     )
+    app = server.app
     supervisor = {"Authorization": "Bearer demo-supervisor"}
     open_rounds: dict[str, tuple[Any, str, Any, int]] = {}  # table -> spec, round, plan, closed
     counts: Counter[str] = Counter()
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c,
-    ):
+    async with running(app) as c:
 
         async def table_post(spec: Any, round_id: str, kind: str, body: Any) -> None:
             headers = {"Authorization": f"Bearer {spec.token}"}

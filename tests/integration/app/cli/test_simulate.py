@@ -281,12 +281,9 @@ async def test_bodies_against_a_fake_server_per_api_md() -> None:
 
 @pytest.fixture
 async def app_client() -> AsyncIterator[tuple[httpx.AsyncClient, list[int]]]:
-    from app.api.application import create_app
-    from app.config.floor_file import load_floor
-    from app.config.settings import Settings
-    from app.store.journal import MemoryJournal
+    from tests.integration.app.support import build_server
 
-    app = create_app(Settings(), load_floor(DEMO), journal=MemoryJournal(), outcome_wait_s=0.2)
+    app = build_server(outcome_wait_s=0.2).app
     statuses: list[int] = []
 
     async def record(response: httpx.Response) -> None:

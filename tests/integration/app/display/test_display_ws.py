@@ -17,15 +17,12 @@ from fastapi import FastAPI
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from app.api.application import create_app
-from app.config.floor_file import load_floor
-from app.config.settings import Settings
 from app.display.broadcaster import Broadcaster, MemoryBackend
 from app.display.frames import DisplayWebSocketProtocol
 from app.display.link_routes import display_router
 from app.store.journal import JournalRow, MemoryJournal
-from tests.integration.app.support import KeptJournal
-from tests.support import DEMO, T01, Clock
+from tests.integration.app.support import KeptJournal, build_server, client_of, running
+from tests.support import T01, Clock
 
 QUIET = 3600.0
 
@@ -326,13 +323,10 @@ async def test_a_royal_flush_posted_after_hold_reaches_screens_final_once() -> N
     makes it final commit together, and screens get one `final` win for it."""
     clock = Clock()
     broadcaster = Broadcaster(MemoryBackend(), coalesce_ms=10, ping_s=QUIET)
-    app = create_app(
-        Settings(), load_floor(DEMO), journal=MemoryJournal(), broadcaster=broadcaster, clock=clock
-    )
+    app = build_server(clock=clock, broadcaster=broadcaster).app
     async with app.router.lifespan_context(app):
         screen = broadcaster.subscribe("stud")
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        async with client_of(app) as client:
             boxes = [{"box": 1, "ante": "10.00", "jackpot": "1.00"}]
             bets = {"closed_at": clock.at(), "boxes": boxes}
             r = await client.post("/v1/tables/T01/rounds/R1/bets", json=bets, headers=T01)
@@ -377,23 +371,19 @@ async def test_a_restarted_writer_shows_screens_the_awards_still_pending() -> No
 
     clock, journal = Clock(), KeptJournal()
 
-    def started(**writer: Any) -> FastAPI:
+    def started(outcome_wait_s: float | None = None) -> FastAPI:
         broadcaster = Broadcaster(MemoryBackend(), coalesce_ms=10, ping_s=QUIET)
-        config = load_floor(DEMO)
-        return create_app(Settings(), config, journal=journal, broadcaster=broadcaster, **writer)
+        server = build_server(
+            journal=journal, clock=clock, outcome_wait_s=outcome_wait_s, broadcaster=broadcaster
+        )
+        return server.app
 
-    first = started(clock=clock, outcome_wait_s=0.01)
-    async with first.router.lifespan_context(first):
-        transport = httpx.ASGITransport(app=first)
-        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
-            await post_a_pending_royal_flush(client, clock)
-    second = started(clock=clock)
-    async with second.router.lifespan_context(second):
-        transport = httpx.ASGITransport(app=second)
-        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
-            await asyncio.sleep(0.05)  # a coalescing window
-            state = (await client.get("/v1/links/stud")).json()
-            assert [w["award_id"] for w in state["pending"]] == ["T01/R1/1/player"]
+    async with running(started(outcome_wait_s=0.01), "http://test") as client:
+        await post_a_pending_royal_flush(client, clock)
+    async with running(started(), "http://test") as client:
+        await asyncio.sleep(0.05)  # a coalescing window
+        state = (await client.get("/v1/links/stud")).json()
+        assert [w["award_id"] for w in state["pending"]] == ["T01/R1/1/player"]
 
 
 @pytest.mark.parametrize("link", ["x" * 200, "é" * 100, "x" * 4000])
@@ -435,19 +425,13 @@ async def test_a_void_of_a_pending_royal_flush_reaches_screens_void_once_after_i
 
     clock, journal = Clock(), Recorded()
     broadcaster = Watched(journal)
-    app = create_app(
-        Settings(),
-        load_floor(DEMO),
-        journal=journal,
-        broadcaster=broadcaster,
-        clock=clock,
-        outcome_wait_s=0.01,
-    )
+    app = build_server(
+        journal=journal, clock=clock, outcome_wait_s=0.01, broadcaster=broadcaster
+    ).app
     award = "T01/R1/1/player"
     async with app.router.lifespan_context(app):
         screen = broadcaster.subscribe("stud")
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        async with client_of(app) as client:
             await post_a_pending_royal_flush(client, clock)
             await asyncio.sleep(0.05)  # a coalescing window
             state = (await client.get("/v1/links/stud")).json()

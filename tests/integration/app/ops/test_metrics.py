@@ -10,16 +10,19 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.api.application import create_app
-from app.config.floor_file import load_floor
-from app.config.settings import Settings
 from app.display.broadcaster import Broadcaster, MemoryBackend
 from app.ops.logs import RequestContextMiddleware
 from app.ops.metrics import PrometheusMetrics
 from app.state.timefmt import format_time
-from app.store.journal import MemoryJournal
-from tests.integration.app.support import FlakyJournal, Samples, scrape, value
-from tests.support import DEMO, ROOT
+from tests.integration.app.support import (
+    FlakyJournal,
+    Samples,
+    build_server,
+    running,
+    scrape,
+    value,
+)
+from tests.support import ROOT
 
 T01 = {"Authorization": "Bearer demo-table-T01"}
 T02 = {"Authorization": "Bearer demo-table-T02"}
@@ -45,11 +48,9 @@ def bets(at: int, *boxes: tuple[int, str]) -> dict[str, Any]:
 @pytest.fixture
 async def served() -> AsyncIterator[tuple[httpx.AsyncClient, Clock, FlakyJournal, Any]]:
     clock, journal = Clock(), FlakyJournal()
-    app = create_app(Settings(), load_floor(DEMO), journal=journal, clock=clock, outcome_wait_s=0.1)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
-            yield client, clock, journal, app
+    app = build_server(journal=journal, clock=clock, outcome_wait_s=0.1).app
+    async with running(app, "http://test") as client:
+        yield client, clock, journal, app
 
 
 async def test_readings_follow_the_floor_at_scrape_time(
@@ -261,10 +262,9 @@ def exported_names() -> set[str]:
     """Every sample name a writer process and a display process (with Redis) can export."""
     from app.display.redis_backend import RedisBackend
 
-    app = create_app(Settings(), load_floor(DEMO), journal=MemoryJournal())
     metrics = PrometheusMetrics()
-    metrics.watch_writer(app.state.writer)
-    # A writer on PostgreSQL also reads its lease (app/writer/leadership.py's Leadership).
+    metrics.watch_writer(build_server().writer)
+    # A writer on PostgreSQL also reads its lease (app/writer/follower.py's Leadership).
     lease = SimpleNamespace(leading=True, epoch=1, takeovers=0, lease_age_s=lambda: 0.0)
     metrics.watch_leadership(lease)
     metrics.watch_broadcaster(Broadcaster(RedisBackend("redis://127.0.0.1:1/0")))

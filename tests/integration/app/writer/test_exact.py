@@ -14,18 +14,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.api.application import create_app
 from app.api.schemas import OutcomeRequest
 from app.audit.export import export_line
 from app.audit.verify_run import verify
 from app.config.floor_config import floor_config
 from app.config.floor_file import FloorError, load_floor, parse_floor
-from app.config.settings import Settings
 from app.store.journal import Journal, JournalRow, PostgresJournal
 from app.writer.writer import Writer
 from jackpot.money import MAX_MONEY, MAX_ODDS, SCALE, Money, MoneyError, parse_money
 from jackpot.snapshot import UnreadableJson, canonical_json, loads_exact
-from tests.integration.app.support import KeptJournal
+from tests.integration.app.support import KeptJournal, build_server
 from tests.support import DEMO, H1, HEADER, Clock, table
 
 T05 = {"Authorization": "Bearer demo-table-T05"}
@@ -61,14 +59,10 @@ def opener(request: pytest.FixtureRequest) -> Opener:
 async def serving(
     journal: Journal, clock: Clock, snapshot_every: int = 20_000
 ) -> AsyncIterator[tuple[httpx.AsyncClient, Writer]]:
-    app = create_app(
-        Settings(snapshot_every=snapshot_every),
-        load_floor(DEMO),
-        journal=journal,
-        clock=clock,
-        outcome_wait_s=0.2,
+    server = build_server(
+        journal=journal, clock=clock, outcome_wait_s=0.2, snapshot_every=snapshot_every
     )
-    writer: Writer = app.state.writer
+    app, writer = server.app, server.writer
     async with (
         app.router.lifespan_context(app),
         httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c,
@@ -325,6 +319,6 @@ async def test_recovery_refuses_an_entry_with_a_float_naming_it() -> None:
             JournalRow(2, 1, "finalize", None, None, bad, None, "b" * 64),
         ]
     )
-    writer = create_app(Settings(), load_floor(DEMO), journal=journal).state.writer
+    writer = build_server(journal=journal).writer
     with pytest.raises(UnreadableJson, match="journal entry 2: 1.5 is not an integer"):
         await writer.recover()

@@ -13,12 +13,10 @@ import httpx
 import orjson
 import pytest
 
-from app.api.application import create_app
 from app.config.floor_file import load_floor
-from app.config.settings import Settings
-from app.store.journal import MemoryJournal
 from app.store.snapshots import dump_text
 from app.writer.writer import Writer
+from tests.integration.app.support import build_server
 from tests.support import DEMO, OPERATOR, T01, T02, Clock, bets_body
 
 ROUND_TIMEOUT = 180_000  # app/demo/floor.toml
@@ -32,10 +30,8 @@ def clock() -> Clock:
 
 @pytest.fixture
 async def app_client(clock: Clock) -> AsyncIterator[tuple[Writer, httpx.AsyncClient]]:
-    app = create_app(
-        Settings(), load_floor(DEMO), journal=MemoryJournal(), clock=clock, outcome_wait_s=0.2
-    )
-    writer: Writer = app.state.writer
+    server = build_server(clock=clock, outcome_wait_s=0.2)
+    app, writer = server.app, server.writer
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
@@ -175,8 +171,8 @@ async def test_the_reconciliation_report_and_the_metrics_show_expired_rounds(
 @pytest.fixture
 async def limited(clock: Clock) -> AsyncIterator[tuple[Writer, httpx.AsyncClient]]:
     floor = load_floor(DEMO).model_copy(update={"max_open_rounds": 3})
-    app = create_app(Settings(), floor, journal=MemoryJournal(), clock=clock)
-    writer: Writer = app.state.writer
+    server = build_server(floor, clock=clock)
+    app, writer = server.app, server.writer
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:

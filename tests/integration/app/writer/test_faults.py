@@ -10,13 +10,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.api.application import create_app
-from app.config.floor_file import load_floor
-from app.config.settings import Settings
 from app.state.timefmt import format_time
 from app.store.database import create_pool, migrate, start_embedded
 from app.store.journal import PostgresJournal
-from tests.support import DEMO, Clock, bets_body
+from tests.integration.app.support import build_server
+from tests.support import Clock, bets_body
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 T01 = {"Authorization": "Bearer demo-table-T01"}
@@ -35,7 +33,7 @@ async def test_database_stopped_under_load_gives_503_then_recovers(pg_folder: Pa
     await migrate(database.dsn)
     pool = await create_pool(database.dsn)
     journal = PostgresJournal(pool, timeout=2.0)
-    app = create_app(Settings(), load_floor(DEMO), journal=journal)
+    app = build_server(journal=journal).app
     acked: dict[str, int] = {}
     statuses: list[int] = []
     try:
@@ -85,7 +83,7 @@ async def test_database_stopped_under_load_gives_503_then_recovers(pg_folder: Pa
     # A fresh process over the same journal: every acknowledged event is there, once.
     pool = await create_pool(database.dsn)
     try:
-        app = create_app(Settings(), load_floor(DEMO), journal=PostgresJournal(pool))
+        app = build_server(journal=PostgresJournal(pool)).app
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app)
             async with httpx.AsyncClient(
@@ -119,13 +117,8 @@ async def test_a_stopped_database_is_503_on_every_path_that_reads_the_journal(
     await migrate(database.dsn)
     pool = await create_pool(database.dsn)
     clock = Clock()
-    app = create_app(
-        Settings(),
-        load_floor(DEMO),
-        journal=PostgresJournal(pool, timeout=2.0, dsn=database.dsn),
-        clock=clock,
-        outcome_wait_s=0.2,
-    )
+    journal = PostgresJournal(pool, timeout=2.0, dsn=database.dsn)
+    app = build_server(journal=journal, clock=clock, outcome_wait_s=0.2).app
     try:
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app)

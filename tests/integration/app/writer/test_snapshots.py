@@ -14,16 +14,14 @@ from typing import Any
 import httpx
 import pytest
 
-from app.api.application import create_app
 from app.config.floor_config import floor_config
 from app.config.floor_file import load_floor
-from app.config.settings import Settings
 from app.state.floor_state import Service
 from app.store.chain import GENESIS
 from app.store.packing import unpack_bytes
 from app.store.snapshots import dump_packed_aside, dump_text
 from app.writer.writer import Writer
-from tests.integration.app.support import FlakyJournal
+from tests.integration.app.support import FlakyJournal, build_server
 from tests.support import DEMO, Clock, bets_body, replayed
 
 T01 = {"Authorization": "Bearer demo-table-T01"}
@@ -54,14 +52,8 @@ def state(writer: Writer) -> str:
 @pytest.fixture
 async def served() -> AsyncIterator[Served]:
     clock, journal = Clock(), SnapshotJournal()
-    app = create_app(
-        Settings(snapshot_every=6),
-        load_floor(DEMO),
-        journal=journal,
-        clock=clock,
-        outcome_wait_s=0.2,
-    )
-    writer: Writer = app.state.writer
+    server = build_server(journal=journal, clock=clock, outcome_wait_s=0.2, snapshot_every=6)
+    app, writer = server.app, server.writer
     async with (
         app.router.lifespan_context(app),
         httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c,

@@ -18,14 +18,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import app.writer.group_commit
 import app.writer.position
-from app.api.application import create_app
+import app.writer.writer
 from app.api.schemas import BetsRequest, OutcomeRequest, VoidRequest
 from app.audit.verify_run import verify
 from app.config.floor_config import floor_config
 from app.config.floor_file import load_floor
-from app.config.settings import Settings
 from app.state.floor_state import Service
 from app.state.timefmt import format_time
 from app.state.views import outcome_answer
@@ -35,6 +33,7 @@ from app.writer.writer import Writer
 from app.writer.writer_settings import WriterSettings
 from jackpot.money import CENT, MAX_MONEY, SCALE, format_money
 from tables.cards import DECK
+from tests.integration.app.support import build_server
 from tests.integration.app.writer.support import (
     Harness,
     bets,
@@ -181,7 +180,7 @@ async def test_a_meter_award_whose_outcome_failed_is_taken_back_and_its_retry_cl
 
 async def test_the_client_gets_a_500_problem_and_its_retry_is_recorded() -> None:
     clock = Clock()
-    app = create_app(Settings(), load_floor(DEMO), journal=MemoryJournal(), clock=clock)
+    app = build_server(clock=clock).app
     body = {"closed_at": clock.at(), "boxes": [{"box": 1, "ante": "10.00", "jackpot": "1.00"}]}
     async with (
         app.router.lifespan_context(app),

@@ -10,23 +10,17 @@ from typing import Any, cast
 import httpx
 import pytest
 
-from app.api.application import create_app
 from app.api.table_fastpath import FastPathApp
-from app.config.floor_file import load_floor
-from app.config.settings import Settings
 from app.state.timefmt import format_time
-from app.store.journal import MemoryJournal
 from app.writer.writer import Writer
+from tests.integration.app.support import build_server
 
 DEMO = Path(__file__).resolve().parents[4] / "app" / "demo" / "floor.toml"
 START = 1_800_000_000_000
 
 
 async def answer(direct: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, str, str]:
-    app = cast(
-        FastPathApp,
-        create_app(Settings(), load_floor(DEMO), journal=MemoryJournal(), clock=lambda: START),
-    )
+    app = cast(FastPathApp, build_server(clock=lambda: START).app)
     if not direct:
         app.table_events = None  # through FastAPI's stack and router
 

@@ -1,0 +1,269 @@
+"""The composition root: what a writer process and a display process are built from, in
+which order, and what their lifespan starts and stops. The only place that picks the
+wall clock, PostgreSQL or memory, Redis or in-process broadcast; `jackpot serve` and the
+tests build the server here.
+
+A writer process: settings -> store (the journal on the server's database, opened in the
+lifespan) -> displays (the broadcaster) -> writer -> leadership (on PostgreSQL) -> app.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import logging
+import os
+import socket
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import TypedDict
+
+from fastapi import FastAPI
+
+from app.api.application import create_app, create_display_app
+from app.api.auth import floor_tokens
+from app.api.health import probe_database
+from app.config.floor_config import floor_config
+from app.config.floor_file import Floor as FloorFile
+from app.config.settings import Settings
+from app.display.broadcaster import Broadcaster, MemoryBackend
+from app.ops.metrics import PrometheusMetrics
+from app.state.floor_state import FloorConfig, Service
+from app.state.views import meters
+from app.store.database import ServerDatabase
+from app.store.journal import Journal, PostgresJournal
+from app.store.lease import PostgresLease, Term
+from app.writer.leadership import Leadership
+from app.writer.writer import Writer
+from app.writer.writer_settings import WriterSettings, wall_clock_ms
+
+log = logging.getLogger("jackpot")
+
+Clock = Callable[[], int]  # ms since the epoch
+
+
+class State(TypedDict):
+    """The lifespan's state: what a request may read from `request.state`."""
+
+    writer: Writer
+    metrics: PrometheusMetrics
+    broadcaster: Broadcaster
+
+
+@dataclass(frozen=True, slots=True)
+class WriterProcess:
+    """A writer process as built: its app and the parts behind it."""
+
+    app: FastAPI
+    writer: Writer
+    metrics: PrometheusMetrics
+    broadcaster: Broadcaster
+    journal: Journal
+    database: ServerDatabase | None  # None: the journal was given (tests)
+    leadership: Leadership | None  # on the server's database, the lease decides who leads
+
+
+def writer_process(
+    settings: Settings,
+    floor: FloorFile,
+    *,
+    journal: Journal | None = None,
+    broadcaster: Broadcaster | None = None,
+    clock: Clock = wall_clock_ms,
+    outcome_wait_s: float | None = None,
+    snapshot_growth: int | None = None,
+) -> WriterProcess:
+    """The server `jackpot serve` runs. With `journal` given (tests) it is used as is, and
+    this process leads; otherwise PostgreSQL: DATABASE_URL, or an embedded server under
+    settings.data_dir, migrated at start, and the lease decides whether it leads.
+    `outcome_wait_s` and `snapshot_growth`: None keeps the writer's own."""
+    config, tokens = floor_config(floor), floor_tokens(floor)
+    database = None
+    if journal is None:
+        database = ServerDatabase(settings.database_url, settings.data_dir)
+        journal = PostgresJournal(database)
+    broadcaster = broadcaster or build_broadcaster(settings, "writer")
+    configure_links(broadcaster, config)
+    metrics = PrometheusMetrics()
+    writer = build_writer(
+        settings,
+        Service(config),
+        journal,
+        broadcaster=broadcaster,
+        metrics=metrics,
+        clock=clock,
+        outcome_wait_s=outcome_wait_s,
+        snapshot_growth=snapshot_growth,
+    )
+    metrics.watch_writer(writer)
+    metrics.watch_broadcaster(broadcaster)
+    leadership = None
+    if database is not None:
+        assert isinstance(journal, PostgresJournal)
+        leadership = build_leadership(settings, database, journal, writer, broadcaster)
+        metrics.watch_leadership(leadership)
+    state = State(writer=writer, metrics=metrics, broadcaster=broadcaster)
+
+    @contextlib.asynccontextmanager
+    async def running() -> AsyncIterator[State]:
+        async with run_writer(state, journal, database, leadership):
+            yield state
+
+    app = create_app(settings, tokens, writer, broadcaster, metrics, running)
+    return WriterProcess(app, writer, metrics, broadcaster, journal, database, leadership)
+
+
+def build_writer(
+    settings: Settings,
+    service: Service,
+    journal: Journal,
+    *,
+    broadcaster: Broadcaster,
+    metrics: PrometheusMetrics,
+    clock: Clock,
+    outcome_wait_s: float | None = None,
+    snapshot_growth: int | None = None,
+) -> Writer:
+    """The writer and all its configuration: the one place that sets it."""
+    defaults = WriterSettings()
+    return Writer(
+        service,
+        journal,
+        WriterSettings(
+            max_batch=settings.commit_max_batch,
+            snapshot_every=settings.snapshot_every,
+            snapshot_growth=defaults.snapshot_growth
+            if snapshot_growth is None
+            else snapshot_growth,
+            outcome_wait_s=defaults.outcome_wait_s if outcome_wait_s is None else outcome_wait_s,
+            clock=clock,
+        ),
+        broadcast=broadcaster,
+        metrics=metrics,
+    )
+
+
+def build_leadership(
+    settings: Settings,
+    database: ServerDatabase,
+    journal: PostgresJournal,
+    writer: Writer,
+    broadcaster: Broadcaster,
+) -> Leadership:
+    """The lease decides whether this writer process leads or stands by."""
+    holder = f"{socket.gethostname()}:{os.getpid()}:{settings.port}"
+    lease = PostgresLease(database, holder, settings.lease_ms)
+
+    def on_lead(term: Term) -> None:
+        # A fresh snapshot of every link with the meters as the journal leaves them,
+        # then the awards still pending (docs/design.md, the watermark).
+        floor = writer.service.floor
+        values = {
+            link: {m["meter"]: m["value"] for m in meters(writer.service, link)}
+            for link in floor.links
+        }
+        broadcaster.lead(term.at_ms, values)
+        writer.announce_recovered()
+        broadcaster.flush()
+
+    leadership = Leadership(writer, journal, lease, on_lead=on_lead)
+    broadcaster.leads = leadership.may_announce
+    return leadership
+
+
+@contextlib.asynccontextmanager
+async def run_writer(
+    state: State,
+    journal: Journal,
+    database: ServerDatabase | None,
+    leadership: Leadership | None,
+) -> AsyncIterator[None]:
+    """Start-up: the database opened, the state recovered from the journal, displays
+    started, then the writer leads (or the lease decides). Shut-down in reverse, draining
+    the writer first: every submitted request is committed and answered."""
+    writer, broadcaster = state["writer"], state["broadcaster"]
+    if database is not None:
+        await database.open()
+    replayed = await writer.recover()
+    log.info("recovered: %d journal entries replayed, head seq %d", replayed, writer.seq)
+    # What recovery built lives as long as the process: keep the collector off it.
+    gc.collect()
+    gc.freeze()
+    await broadcaster.start()
+    if leadership is not None:
+        leadership.start()  # leads once the lease is ours (announces then)
+    else:
+        writer.announce_recovered()
+        broadcaster.flush()
+        writer.start()
+    try:
+        async with probing(writer):
+            yield
+    finally:
+        # A leader releases its lease once drained: a standby takes over at once.
+        if leadership is not None:
+            await leadership.stop()
+        else:
+            await writer.stop()
+        await broadcaster.stop()
+        with contextlib.suppress(Exception):
+            await journal.close()
+        if database is not None:
+            await database.close()
+
+
+@contextlib.asynccontextmanager
+async def probing(writer: Writer) -> AsyncIterator[None]:
+    """The database probe (app/api/health.py) runs while the app serves."""
+    probe = asyncio.create_task(probe_database(writer), name="jackpot-database-probe")
+    try:
+        yield
+    finally:
+        probe.cancel()
+        await asyncio.wait({probe})
+
+
+def display_app(settings: Settings, floor: FloorFile) -> FastAPI:
+    """A display-only process (`jackpot serve --role display`): no writer, no database;
+    it relays the writer's stream from Redis to its websockets and serves the page."""
+    if settings.redis_url is None:
+        raise ValueError("a display process needs REDIS_URL: it relays the writer's stream")
+    broadcaster = build_broadcaster(settings, "display")
+    configure_links(broadcaster, floor_config(floor))
+    metrics = PrometheusMetrics()
+    metrics.watch_broadcaster(broadcaster)
+
+    @contextlib.asynccontextmanager
+    async def running() -> AsyncIterator[dict[str, Broadcaster]]:
+        await broadcaster.start()
+        try:
+            yield {"broadcaster": broadcaster}
+        finally:
+            await broadcaster.stop()
+
+    return create_display_app(settings, broadcaster, metrics, running)
+
+
+def build_broadcaster(settings: Settings, role: str) -> Broadcaster:
+    """In-process without REDIS_URL; through Redis pub/sub with it (docs/design.md,
+    Broadcast)."""
+    if settings.redis_url is None:
+        return Broadcaster(MemoryBackend())
+    from app.display.redis_backend import RedisBackend
+
+    return Broadcaster(
+        RedisBackend(
+            settings.redis_url,
+            role="display" if role == "display" else "writer",
+            secret=settings.redis_secret,  # the writer signs, display processes check
+        )
+    )
+
+
+def configure_links(broadcaster: Broadcaster, config: FloorConfig) -> None:
+    """Every link's currency and meters, as displays show them."""
+    for link in config.links:
+        broadcaster.configure_link(
+            link.id, config.currency, [(m.id, m.name or m.id) for m in link.meters]
+        )
