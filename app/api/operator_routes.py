@@ -10,11 +10,19 @@ from fastapi.responses import Response
 from pydantic import BaseModel
 
 from app.api.auth import Principal, Tokens
-from app.api.requests import Auth, TableId, read_body, request_body, time_range
+from app.api.reading import Auth, TableId, read_body, request_body, time_range
 from app.api.responses import JSON_OR_CSV, JSONResponse
 from app.api.schemas import CorrectionRequest, ResetRequest, SeedRequest
 from app.audit.reports import COLUMNS, Reports, to_csv
 from app.state.audit_views import AUDIT_COLUMNS, audit_csv_row, audit_matches
+from app.state.commands import (
+    ApproveCommand,
+    MeterCommand,
+    ProposeCommand,
+    RejectCommand,
+    ResetCommand,
+    SeedCommand,
+)
 from app.state.floor_state import Service
 from app.state.operator_views import audit_view, proposal_view
 from app.state.views import Listed, every_award
@@ -42,7 +50,7 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
         return tokens.role(authorization, "supervisor")
 
     # A dependency runs before FastAPI validates the path; the changes read their body
-    # themselves (`read_body`), after it: 401/403 come before any 422 (API.md, Auth).
+    # themselves (`read_body`), after it: 401/403 come before any 422 (docs/api.md, Auth).
     # (A default, not an Annotated alias: this module's annotations are strings, looked
     # up in its globals, where `supervisor` is not.)
     by_supervisor = Depends(supervisor)
@@ -52,15 +60,15 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
         tokens.role(authorization, "operator")
         return JSONResponse(meter_view(service(), link, meter))
 
-    async def operator_change(kind: str, body: dict[str, Any], by: str) -> JSONResponse:
+    async def operator_change(command: MeterCommand, by: str) -> JSONResponse:
         """A supervisor's change of a meter: at once, or with dual control a proposal
         (202); 404 for an unknown link or meter before anything is submitted."""
-        meter_view(service(), body["link"], body["meter"])
+        meter_view(service(), command.link, command.meter)
         if writer.service.config.dual_control:
-            change = {"kind": kind, **body}
-            _, answer = await writer.submit("propose", None, None, {"change": change}, by=by)
+            proposal = ProposeCommand(command)
+            _, answer = await writer.submit("propose", None, None, proposal, by=by)
             return JSONResponse(answer, status_code=202)
-        _, answer = await writer.submit(kind, None, None, body, by=by)
+        _, answer = await writer.submit(command.kind, None, None, command, by=by)
         return JSONResponse(answer)
 
     def meter_change(
@@ -79,23 +87,22 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
         link: TableId, meter: TableId, request: Request, who: Principal = by_supervisor
     ) -> JSONResponse:
         body = await read_body(request, SeedRequest)
-        change = {
-            "link": link,
-            "meter": meter,
-            "seed": parse_money(body.seed),
-            "reason": body.reason,
-            "version": SEMANTICS,  # the ceiling bounds it (docs/journal.md, versions)
-        }
-        return await operator_change("seed", change, who.name)
+        change = SeedCommand(
+            link=link,
+            meter=meter,
+            seed=parse_money(body.seed),
+            reason=body.reason,
+            version=SEMANTICS,  # the ceiling bounds it (docs/journal.md, versions)
+        )
+        return await operator_change(change, who.name)
 
     @meter_change("POST", "reset", ResetRequest)
     async def post_reset(
         link: TableId, meter: TableId, request: Request, who: Principal = by_supervisor
     ) -> JSONResponse:
         body = await read_body(request, ResetRequest)
-        return await operator_change(
-            "reset", {"link": link, "meter": meter, "reason": body.reason}, who.name
-        )
+        change = ResetCommand(link=link, meter=meter, reason=body.reason)
+        return await operator_change(change, who.name)
 
     @meter_change("POST", "corrections", CorrectionRequest)
     async def post_correction(
@@ -103,7 +110,7 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
     ) -> JSONResponse:
         """An audited correction (5.24): adjust, hand_paid (5.18.1) or void_round."""
         body = await read_body(request, CorrectionRequest)
-        return await operator_change("correct", body.domain(link, meter), who.name)
+        return await operator_change(body.command(link, meter), who.name)
 
     @api.get("/v1/changes", tags=["operators"])
     async def get_changes(authorization: Auth = None) -> JSONResponse:
@@ -112,7 +119,7 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
 
     @api.post("/v1/changes/{change}/approve", tags=["operators"])
     async def approve(change: TableId, who: Principal = by_supervisor) -> JSONResponse:
-        _, answer = await writer.submit("approve", None, None, {"id": change}, by=who.name)
+        _, answer = await writer.submit("approve", None, None, ApproveCommand(change), by=who.name)
         return JSONResponse(answer)
 
     @api.post(
@@ -124,8 +131,8 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
         change: TableId, request: Request, who: Principal = by_supervisor
     ) -> JSONResponse:
         body = await read_body(request, ResetRequest)
-        change_request = {"id": change, "reason": body.reason}
-        _, answer = await writer.submit("reject", None, None, change_request, by=who.name)
+        command = RejectCommand(change, body.reason)
+        _, answer = await writer.submit("reject", None, None, command, by=who.name)
         return JSONResponse(answer)
 
     @api.get("/v1/audit", tags=["operators"], responses=JSON_OR_CSV)
@@ -216,7 +223,7 @@ def meter_view(service: Service, link_id: str, meter_id: str) -> dict[str, Any]:
     link = service.floor.link(link_id)
     index = service.floor.meter_index(link, meter_id)
     meter, config = link.meters[index], link.config.meters[index]
-    # API.md: `value` and `reserve` at one instant, pending events counted in both;
+    # docs/api.md: `value` and `reserve` at one instant, pending events counted in both;
     # `final_*` only what the watermark has passed.
     value, reserve = link.provisional()[index]
     return {

@@ -14,6 +14,13 @@ from typing import Any, Protocol
 
 from msgspec import to_builtins
 
+from app.state.commands import (
+    BetsCommand,
+    Command,
+    OutcomeCommand,
+    ProposeCommand,
+    VoidCommand,
+)
 from app.state.entries import (
     ApproveEntry,
     BetsEntry,
@@ -33,6 +40,7 @@ from app.state.entries import (
 )
 from app.state.floor_data import FloorData, RoundExtras
 from app.state.operator_views import operator_answer
+from app.state.round_entries import prepare_bets, prepare_outcome, prepare_void
 from app.state.views import bets_answer, outcome_answer, void_answer
 from jackpot.errors import StateConflictError, UnknownError
 from jackpot.floor import FinalizeResult, Result, VoidResult
@@ -47,7 +55,7 @@ class Request(Protocol):
     kind: str
     table: str | None
     round: str | None
-    body: dict[str, Any]
+    command: Command | None
     by: str | None
 
 
@@ -77,7 +85,8 @@ def _round(request: Request) -> tuple[str, str]:
 
 
 def _prepare_bets(service: FloorData, r: Request, now: int, rng: RandomSource) -> Entry:
-    return service.prepare_bets(*_round(r), r.body, now, rng)
+    assert isinstance(r.command, BetsCommand)
+    return prepare_bets(service, *_round(r), r.command, now, rng)
 
 
 def _apply_bets(service: FloorData, entry: BetsEntry) -> Result:
@@ -89,7 +98,8 @@ def _apply_bets(service: FloorData, entry: BetsEntry) -> Result:
 
 
 def _prepare_outcome(service: FloorData, r: Request, now: int, rng: RandomSource) -> Entry:
-    return service.prepare_outcome(*_round(r), r.body, now)
+    assert isinstance(r.command, OutcomeCommand)
+    return prepare_outcome(service, *_round(r), r.command, now)
 
 
 def _apply_outcome(service: FloorData, entry: OutcomeEntry) -> Result:
@@ -100,7 +110,8 @@ def _apply_outcome(service: FloorData, entry: OutcomeEntry) -> Result:
 
 
 def _prepare_void(service: FloorData, r: Request, now: int, rng: RandomSource) -> Entry:
-    return service.prepare_void(*_round(r), r.body, now)
+    assert isinstance(r.command, VoidCommand)
+    return prepare_void(service, *_round(r), r.command, now)
 
 
 def _apply_void(service: FloorData, entry: VoidEntry) -> Result:
@@ -133,8 +144,13 @@ def _apply_expire(service: FloorData, entry: ExpireEntry) -> Result:
 
 
 def _prepare_change(service: FloorData, r: Request, now: int, rng: RandomSource) -> Entry:
-    """An operator's entry: the request's fields (the route checked them) and who."""
-    return entry_from_dict({"kind": r.kind, "now": now, "by": r.by, **r.body}, "request")
+    """An operator's entry: the command's fields (the route checked them) and who."""
+    command = r.command
+    if isinstance(command, ProposeCommand):
+        fields: dict[str, Any] = {"change": command.proposed()}
+    else:
+        fields = to_builtins(command)
+    return entry_from_dict({"kind": r.kind, "now": now, "by": r.by, **fields}, "request")
 
 
 def _meter(service: FloorData, link_id: str, meter_id: str) -> dict[str, Any]:

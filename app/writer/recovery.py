@@ -6,6 +6,7 @@ import gc
 import logging
 from typing import Any
 
+from app.state.commands import command_body
 from app.state.entries import entry_from_dict
 from app.store.journal import JournalRow
 from app.store.packing import unpack_bytes
@@ -128,7 +129,7 @@ class Recovery(Announcer):
         return Unrecorded(f"{sub.kind} could not be recorded: an internal error; retry it")
 
     def _recorded(self, sub: Submission, row: JournalRow) -> tuple[int, Reply]:
-        if row.body_sha256 != body_sha(sub.body):
+        if row.body_sha256 != body_sha(command_body(sub.command)):
             self.metrics.event(sub.kind, sub.table, "refused")
             raise sub.conflict()
         self.metrics.event(sub.kind, sub.table, "retry")

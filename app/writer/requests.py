@@ -7,6 +7,7 @@ from typing import Any
 
 import orjson
 
+from app.state.commands import Command
 from app.store.errors import JournalUnavailable
 from app.store.journal import JournalRow
 from app.writer.chain import loads
@@ -27,19 +28,19 @@ class Requests(Timer):
         kind: str,
         table: str | None,
         round_id: str | None,
-        body: dict[str, Any],
+        command: Command,
         by: str | None = None,
     ) -> tuple[int, dict[str, Any]]:
         """Hand a request to the writer; returns (HTTP status, answer) once it is durable."""
-        status, answer = await self._submit(kind, table, round_id, body, by)
+        status, answer = await self._submit(kind, table, round_id, command, by)
         return status, loads(answer) if isinstance(answer, str) else answer
 
     async def submit_json(
-        self, kind: str, table: str | None, round_id: str | None, body: dict[str, Any]
+        self, kind: str, table: str | None, round_id: str | None, command: Command
     ) -> tuple[int, bytes]:
         """As `submit`, the answer as JSON bytes: the text the journal records with the
         entry, sent as it is to a first post and to its retries (issue 21)."""
-        status, answer = await self._submit(kind, table, round_id, body, None)
+        status, answer = await self._submit(kind, table, round_id, command, None)
         return status, answer.encode() if isinstance(answer, str) else orjson.dumps(answer)
 
     async def _submit(
@@ -47,13 +48,13 @@ class Requests(Timer):
         kind: str,
         table: str | None,
         round_id: str | None,
-        body: dict[str, Any],
+        command: Command,
         by: str | None,
     ) -> tuple[int, Reply]:
         if self.stopping or self.standby:
             raise self.closed()
         future: asyncio.Future[tuple[int, Reply]] = asyncio.get_running_loop().create_future()
-        sub = Submission(kind, table, round_id, body, by, future)
+        sub = Submission(kind, table, round_id, command, by, future)
         await self.queue.put(sub)
         try:
             status, answer = await future

@@ -27,6 +27,7 @@ import contextlib
 import logging
 import time
 
+from app.state.commands import command_body
 from app.state.entries import FinalizeEntry
 from app.store.errors import DuplicateEntry, JournalUnavailable
 from app.store.journal import JournalRow
@@ -57,7 +58,9 @@ class Writer(Requests):
         self.stopping = True
         if self.task is not None:
             await self.queue.put(
-                Submission("stop", None, None, {}, None, asyncio.get_running_loop().create_future())
+                Submission(
+                    "stop", None, None, None, None, asyncio.get_running_loop().create_future()
+                )
             )
             await self.task
         if self.snapshot_task is not None:
@@ -247,7 +250,7 @@ class Writer(Requests):
         """Apply one request; returns how to answer it once its group is committed."""
         service = self.service
         key = sub.idem_key
-        sha = body_sha(sub.body) if key else None
+        sha = body_sha(command_body(sub.command)) if key else None
         if key is not None and key in service.idem:
             if service.idem[key] != sha:
                 raise sub.conflict()

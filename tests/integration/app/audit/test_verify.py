@@ -47,7 +47,7 @@ from jackpot.snapshot import canonical_json
 from tables.bets import TableSettings
 from tables.cards import DECK
 from tables.games import game
-from tests.support import ROOT
+from tests.support import ROOT, as_command
 
 START = 1_800_000_000_000
 T = TypeVar("T")
@@ -103,8 +103,9 @@ class Floor:
         self, kind: str, table: str | None, round_id: str | None, body: dict[str, Any],
         by: str | None = None,
     ) -> Submission:  # fmt: skip
+        """`body`: the command's fields (money in micro-units, times in ms)."""
         future = asyncio.get_running_loop().create_future()
-        sub = Submission(kind, table, round_id, body, by, future)
+        sub = Submission(kind, table, round_id, as_command(kind, body), by, future)
         self.batch.append(sub)
         return sub
 

@@ -1,58 +1,55 @@
-"""The table controllers' routes: bets, outcome and void of a round, and a round's view."""
+"""The table controllers' FastAPI routes: the table events' OpenAPI operations (and their
+way in for whatever the direct route leaves to FastAPI), and a round's view."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
+from pydantic import BaseModel
 
 from app.api.auth import Tokens
-from app.api.requests import (
-    Auth,
-    RoundId,
-    TableEvent,
-    TableId,
-    event_command,
-    table_event,
-    table_event_of,
-)
+from app.api.reading import Auth, RoundId, TableId, request_body
 from app.api.responses import JSONResponse
-from app.api.schemas import BetsRequest, OutcomeRequest, VoidRequest
+from app.api.schemas import ID_PATTERN
+from app.api.table_events.handlers import EventHandler, table_event_of
+from app.api.table_events.request_models import BetsRequest, OutcomeRequest, VoidRequest
 from app.state.floor_state import Service, idempotency_key
-from app.state.views import as_committed, meter_award, outcome_answer, round_view
+from app.state.views import as_committed, meter_award, round_view
 from app.writer.writer import Writer
 from jackpot.errors import UnknownError
 from jackpot.snapshot import loads_exact
 
-EventHandler = Callable[[TableEvent], Awaitable[Response]]
+# The bodies the table events read themselves, after the token (app/api/router.py).
+TABLE_EVENT_BODIES: tuple[type[BaseModel], ...] = (BetsRequest, OutcomeRequest, VoidRequest)
 
 
-def table_event_handlers(writer: Writer, tokens: Tokens) -> dict[str, EventHandler]:
-    """The handler of each table event, by kind: what the routes below, FastPathApp's
-    direct route and the server's table lane all call (app/api/table_fastpath.py,
-    app/api/table_lane.py). The body is decoded and validated in one pass
-    (app/api/event_bodies.py); the answer is the journaled text, sent as it is."""
+def table_event(body: type[BaseModel]) -> dict[str, Any]:
+    """The OpenAPI description of a table event: what FastAPI would derive from
+    `table: TableId, round: RoundId, body: <body>, authorization: Auth`."""
 
-    async def bets(event: TableEvent) -> Response:
-        table, round_id, command = await event_command(event, BetsRequest, tokens)
-        _, answer = await writer.submit_json("bets", table, round_id, command)
-        return Response(answer, media_type="application/json")
+    def path(name: str) -> dict[str, Any]:
+        schema = {"type": "string", "pattern": ID_PATTERN, "title": name.title()}
+        return {"name": name, "in": "path", "required": True, "schema": schema}
 
-    async def outcome(event: TableEvent) -> Response:
-        table, round_id, command = await event_command(event, OutcomeRequest, tokens)
-        await writer.submit("outcome", table, round_id, command)
-        # Meter awards are pending until the watermark passes them: wait a while for
-        # their final amounts; the waiting holds up nothing else (the writer goes on).
-        await writer.wait_final(table, round_id, writer.outcome_wait_s)
-        return JSONResponse(outcome_answer(writer.service, table, round_id))
-
-    async def void(event: TableEvent) -> Response:
-        table, round_id, command = await event_command(event, VoidRequest, tokens)
-        _, answer = await writer.submit_json("void", table, round_id, command)
-        return Response(answer, media_type="application/json")
-
-    return {"bets": bets, "outcome": outcome, "void": void}
+    authorization = {"type": "string", "title": "Authorization"}
+    return {
+        "tags": ["tables"],
+        "openapi_extra": {
+            "parameters": [
+                path("table"),
+                path("round"),
+                {
+                    "name": "Authorization",
+                    "in": "header",
+                    "required": False,
+                    "schema": {"anyOf": [authorization, {"type": "null"}]},
+                },
+            ],
+            "requestBody": request_body(body),
+        },
+    }
 
 
 def table_routes(
@@ -60,9 +57,6 @@ def table_routes(
 ) -> None:
     def service() -> Service:
         return writer.service
-
-    # The table events' routes: their OpenAPI description (`table_event`), and the way
-    # in for whatever the direct route and the lane leave to FastAPI.
 
     @api.post("/v1/tables/{table}/rounds/{round}/bets", **table_event(BetsRequest))
     async def post_bets(request: Request) -> Response:
