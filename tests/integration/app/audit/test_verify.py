@@ -339,10 +339,11 @@ async def test_dual_control_proposals_replay() -> None:
     floor = Floor(config)
     change = {"kind": "seed", "link": "tcp", "meter": "major", "seed": m("6000.00"),
               "reason": "promo"}  # fmt: skip
+    reset = {k: v for k, v in change.items() if k != "seed"}
     proposal = await floor.post("propose", None, None, {"change": change}, by="sam")
     await floor.post("approve", None, None, {"id": proposal["id"]}, by="sue")
     other = await floor.post(
-        "propose", None, None, {"change": {**change, "kind": "reset"}}, by="sam"
+        "propose", None, None, {"change": {**reset, "kind": "reset"}}, by="sam"
     )
     await floor.post("reject", None, None, {"id": other["id"], "reason": "no"}, by="sue")
     report = verify_rows(await rows_of(floor.journal), config).report()
