@@ -9,6 +9,15 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel
 
+from app.api.answers import (
+    Changes,
+    CorrectionAnswer,
+    JournalHead,
+    MeterView,
+    Proposal,
+    ResetAnswer,
+    SeedAnswer,
+)
 from app.api.auth import Principal, Tokens
 from app.api.reading import Auth, TableId, read_body, request_body, time_range
 from app.api.responses import JSON_OR_CSV, JSONResponse
@@ -55,7 +64,7 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
     # up in its globals, where `supervisor` is not.)
     by_supervisor = Depends(supervisor)
 
-    @api.get("/v1/links/{link}/meters/{meter}", tags=["operators"])
+    @api.get("/v1/links/{link}/meters/{meter}", tags=["operators"], response_model=MeterView)
     async def get_meter(link: TableId, meter: TableId, authorization: Auth = None) -> JSONResponse:
         tokens.role(authorization, "operator")
         return JSONResponse(meter_view(service(), link, meter))
@@ -72,17 +81,20 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
         return JSONResponse(answer)
 
     def meter_change(
-        method: str, change: str, model: type[BaseModel]
+        method: str, change: str, model: type[BaseModel], answer: type[BaseModel]
     ) -> Callable[[Change], Change]:
-        """The route of a change of one meter (`change`: seed, reset, corrections)."""
+        """The route of a change of one meter (`change`: seed, reset, corrections): its
+        answer, or with dual control (202) the proposal."""
         route = api.put if method == "PUT" else api.post
         return route(
             f"/v1/links/{{link}}/meters/{{meter}}/{change}",
             tags=["operators"],
             openapi_extra={"requestBody": request_body(model)},
+            response_model=answer,
+            responses={202: {"model": Proposal, "description": "with dual control"}},
         )
 
-    @meter_change("PUT", "seed", SeedRequest)
+    @meter_change("PUT", "seed", SeedRequest, SeedAnswer)
     async def put_seed(
         link: TableId, meter: TableId, request: Request, who: Principal = by_supervisor
     ) -> JSONResponse:
@@ -96,7 +108,7 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
         )
         return await operator_change(change, who.name)
 
-    @meter_change("POST", "reset", ResetRequest)
+    @meter_change("POST", "reset", ResetRequest, ResetAnswer)
     async def post_reset(
         link: TableId, meter: TableId, request: Request, who: Principal = by_supervisor
     ) -> JSONResponse:
@@ -104,7 +116,7 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
         change = ResetCommand(link=link, meter=meter, reason=body.reason)
         return await operator_change(change, who.name)
 
-    @meter_change("POST", "corrections", CorrectionRequest)
+    @meter_change("POST", "corrections", CorrectionRequest, CorrectionAnswer)
     async def post_correction(
         link: TableId, meter: TableId, request: Request, who: Principal = by_supervisor
     ) -> JSONResponse:
@@ -112,12 +124,16 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
         body = await read_body(request, CorrectionRequest)
         return await operator_change(body.command(link, meter), who.name)
 
-    @api.get("/v1/changes", tags=["operators"])
+    @api.get("/v1/changes", tags=["operators"], response_model=Changes)
     async def get_changes(authorization: Auth = None) -> JSONResponse:
         tokens.role(authorization, "operator")
         return JSONResponse({"changes": [proposal_view(p) for p in service().proposals.values()]})
 
-    @api.post("/v1/changes/{change}/approve", tags=["operators"])
+    @api.post(
+        "/v1/changes/{change}/approve",
+        tags=["operators"],
+        response_model=SeedAnswer | ResetAnswer | CorrectionAnswer,
+    )
     async def approve(change: TableId, who: Principal = by_supervisor) -> JSONResponse:
         _, answer = await writer.submit("approve", None, None, ApproveCommand(change), by=who.name)
         return JSONResponse(answer)
@@ -125,6 +141,7 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
     @api.post(
         "/v1/changes/{change}/reject",
         tags=["operators"],
+        response_model=Proposal,
         openapi_extra={"requestBody": request_body(ResetRequest)},
     )
     async def reject(
@@ -193,7 +210,7 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
             return Response(to_csv(rows, AWARD_COLUMNS), media_type="text/csv")
         return JSONResponse({"awards": rows, "total": len(awards)})
 
-    @api.get("/v1/journal/head", tags=["operators"])
+    @api.get("/v1/journal/head", tags=["operators"], response_model=JournalHead)
     async def get_journal_head(authorization: Auth = None) -> Response:
         """The last committed entry: `seq` (= entries, numbered from 1) and its chained
         `hash`, sha256(previous hash || canonical entry) as docs/journal.md specifies."""

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel
 
+from app.api.answers import BetsAnswer, OutcomeAnswer, RoundView, VoidAnswer
 from app.api.auth import Tokens
 from app.api.reading import Auth, RoundId, TableId, request_body
 from app.api.responses import JSONResponse
@@ -58,19 +59,31 @@ def table_routes(
     def service() -> Service:
         return writer.service
 
-    @api.post("/v1/tables/{table}/rounds/{round}/bets", **table_event(BetsRequest))
+    @api.post(
+        "/v1/tables/{table}/rounds/{round}/bets",
+        response_model=BetsAnswer,
+        **table_event(BetsRequest),
+    )
     async def post_bets(request: Request) -> Response:
         return await events["bets"](table_event_of(request))
 
-    @api.post("/v1/tables/{table}/rounds/{round}/outcome", **table_event(OutcomeRequest))
+    @api.post(
+        "/v1/tables/{table}/rounds/{round}/outcome",
+        response_model=OutcomeAnswer,
+        **table_event(OutcomeRequest),
+    )
     async def post_outcome(request: Request) -> Response:
         return await events["outcome"](table_event_of(request))
 
-    @api.post("/v1/tables/{table}/rounds/{round}/void", **table_event(VoidRequest))
+    @api.post(
+        "/v1/tables/{table}/rounds/{round}/void",
+        response_model=VoidAnswer,
+        **table_event(VoidRequest),
+    )
     async def post_void(request: Request) -> Response:
         return await events["void"](table_event_of(request))
 
-    @api.get("/v1/tables/{table}/rounds/{round}", tags=["tables"])
+    @api.get("/v1/tables/{table}/rounds/{round}", tags=["tables"], response_model=RoundView)
     async def get_round(
         table: TableId,
         round: RoundId,
