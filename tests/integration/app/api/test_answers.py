@@ -135,7 +135,8 @@ async def test_dual_control_answers_match_their_models(dual: httpx.AsyncClient) 
         r = await dual.request(method, path, json=body, headers=SAM)
         conforms(Proposal, r, 202)
         proposed.append(r.json()["id"])
-    for change, answer in zip(proposed[::2], (SeedAnswer, CorrectionAnswer), strict=True):
+    answers: list[type[BaseModel]] = [SeedAnswer, CorrectionAnswer]
+    for change, answer in zip(proposed[::2], answers, strict=True):
         conforms(answer, await dual.post(f"/v1/changes/{change}/approve", headers=SUE))
     r = await dual.post(f"/v1/changes/{proposed[1]}/reject", json={"reason": "no"}, headers=SUE)
     conforms(Proposal, r)
