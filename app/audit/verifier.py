@@ -47,8 +47,7 @@ from app.state.entries import (
     idempotency_key,
 )
 from app.state.floor_state import FloorConfig, Service
-from app.state.kinds import KINDS
-from app.state.round_entries import prepare_outcome
+from app.state.kinds import KINDS, prepare_outcome
 from app.store.chain import GENESIS, body_sha256, chain_hash
 from app.store.journal import JournalRow
 from app.store.snapshots import dump_text, load_service

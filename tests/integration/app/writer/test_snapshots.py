@@ -20,7 +20,7 @@ from app.config.floor_file import load_floor
 from app.config.settings import Settings
 from app.state.commands import BetsCommand
 from app.state.floor_state import Service
-from app.state.round_entries import prepare_bets
+from app.state.kinds import prepare_bets
 from app.store.packing import unpack_bytes
 from app.store.snapshots import dump_packed_aside, dump_text
 from app.writer.chain import GENESIS

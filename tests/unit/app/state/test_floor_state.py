@@ -9,7 +9,7 @@ import pytest
 
 from app.state.commands import BetsCommand, OutcomeCommand, VoidCommand
 from app.state.floor_state import FloorConfig, Service, TableConfig
-from app.state.round_entries import prepare_bets, prepare_outcome, prepare_void
+from app.state.kinds import prepare_bets, prepare_outcome, prepare_void
 from app.state.views import bets_answer, outcome_answer, round_view
 from app.store.snapshots import dump_service, load_service
 from jackpot.config import LinkConfig, MeterConfig, Timing
