@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench_floor import bench_floor  # noqa: E402  (a sibling script)
 
-from app.api.schemas import BetsRequest  # noqa: E402
+from app.api.table_events.decoding import decode  # noqa: E402
 from app.config.floor_config import floor_config  # noqa: E402
 from app.config.floor_file import load_floor  # noqa: E402
 from app.state.floor_state import Service  # noqa: E402
@@ -63,7 +63,7 @@ async def run(
         subs = []
         for _ in range(group):
             n += 1
-            body = BetsRequest.model_validate_json(template % format_time(now[0] - 10)).domain()
+            body = decode("bets", (template % format_time(now[0] - 10)).encode())
             table = ("T01", "T02")[n % 2]
             subs.append(Submission("bets", table, f"R{n}", body, None, loop.create_future()))
         started = clock()

@@ -4,10 +4,15 @@ tokens, the writer's clock, request bodies, floor file text, and a replay of ent
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, get_args
 
+import msgspec
+import orjson
+
+from app.api.table_events.decoding import decode
 from app.config.floor_config import floor_config
 from app.config.floor_file import load_floor, token_hash
+from app.state.commands import Command
 from app.state.floor_state import Service
 from app.state.timefmt import format_time
 from app.store.journal import JournalRow
@@ -40,6 +45,29 @@ def bets_body(clock: Clock, *boxes: tuple[int, str, str]) -> dict[str, Any]:
         "closed_at": clock.at(),
         "boxes": [{"box": b, "ante": a, "jackpot": j} for b, a, j in boxes],
     }
+
+
+def table_command(kind: str, body: dict[str, Any]) -> Command:
+    """A table event's command from its JSON body, decoded as the edge decodes it."""
+    return decode(kind, orjson.dumps(body))
+
+
+COMMANDS: dict[str, type[Command]] = {c.kind: c for c in get_args(Command)}
+
+
+def as_command(kind: str, fields: dict[str, Any]) -> Command:
+    """A command of `kind` from its fields as the state reads them (money in micro-units,
+    times in ms): for tests that hand the writer what no route would build."""
+    return command_of(COMMANDS[kind], fields)
+
+
+C = TypeVar("C", bound=Command)
+
+
+def command_of(cls: type[C], fields: dict[str, Any]) -> C:
+    """As `as_command`, typed."""
+    command: C = msgspec.convert(fields, cls)
+    return command
 
 
 H1, H2, H3 = (token_hash(f"token-{n}") for n in range(3))

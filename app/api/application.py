@@ -12,16 +12,16 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-from app.api import problems, table_fastpath
+from app.api import problems
 from app.api.auth import Tokens
 from app.api.body_limit import BodyLimit
 from app.api.health import health_answer, writer_health
-from app.api.routes import TABLE_BODIES, router
+from app.api.router import BODIES_READ_BY_ROUTES, router
 from app.api.schemas import problem_responses
 from app.api.standby import StandbyGate
-from app.api.table_fastpath import Edge, FastPathApp
-from app.api.table_lane import TableLane
-from app.api.table_routes import table_event_handlers
+from app.api.table_events import direct_route
+from app.api.table_events.direct_route import Edge, FastPathApp
+from app.api.table_events.handlers import table_event_handlers
 from app.config.settings import Settings
 from app.console.page_routes import console_router
 from app.display.broadcaster import Broadcaster
@@ -76,17 +76,9 @@ def create_app(
         (BodyLimit, {"limit": settings.max_body_bytes}),
         (StandbyGate, {"writer": writer}),
     ]
-    table_events = table_fastpath.install(app, events, edge)
-    # What `jackpot serve`'s protocol hands table events to (app/cli/serving.py).
-    app.state.table_lane = TableLane(
-        table_events,
-        writer,
-        limit=settings.max_body_bytes,
-        metrics=metrics,
-        access_log=settings.access_log,
-    )
+    direct_route.install(app, events, edge)
     app.include_router(api)
-    _describe_bodies(app, TABLE_BODIES)
+    _describe_bodies(app, BODIES_READ_BY_ROUTES)
     app.include_router(metrics_router(metrics))
     app.include_router(console_router())
     app.include_router(
@@ -111,7 +103,7 @@ HEALTH_RESPONSES: dict[int | str, dict[str, Any]] = {
 
 def _describe_bodies(app: FastAPI, models: tuple[type[BaseModel], ...]) -> None:
     """Put in the OpenAPI components the schemas of request bodies that routes read
-    themselves (app/api/routes.py `table_request`), as FastAPI does for those it reads."""
+    themselves (app/api/router.py), as FastAPI does for those it reads."""
     generate = app.openapi
 
     def openapi() -> dict[str, Any]:

@@ -26,7 +26,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from app.api.auth import Principal, Tokens
 from app.api.problems import AuthError
-from app.api.requests import Auth, TableId, time_range
+from app.api.reading import Auth, TableId, time_range
 from app.audit.history import HistoryQuery, history_aside
 from app.state.live_views import TableActivity, floor_view
 from app.writer.writer import Writer

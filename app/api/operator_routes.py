@@ -9,12 +9,29 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 from pydantic import BaseModel
 
+from app.api.answers import (
+    Changes,
+    CorrectionAnswer,
+    JournalHead,
+    MeterView,
+    Proposal,
+    ResetAnswer,
+    SeedAnswer,
+)
 from app.api.auth import Principal, Tokens
-from app.api.requests import Auth, TableId, read_body, request_body, time_range
+from app.api.reading import Auth, TableId, read_body, request_body, time_range
 from app.api.responses import JSON_OR_CSV, JSONResponse
 from app.api.schemas import CorrectionRequest, ResetRequest, SeedRequest
 from app.audit.reconciliation import COLUMNS, Reports, to_csv
 from app.state.audit_views import AUDIT_COLUMNS, audit_csv_row, audit_matches
+from app.state.commands import (
+    ApproveCommand,
+    MeterCommand,
+    ProposeCommand,
+    RejectCommand,
+    ResetCommand,
+    SeedCommand,
+)
 from app.state.floor_state import Service
 from app.state.operator_views import audit_view, proposal_view
 from app.state.views import Listed, every_award
@@ -42,90 +59,97 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
         return tokens.role(authorization, "supervisor")
 
     # A dependency runs before FastAPI validates the path; the changes read their body
-    # themselves (`read_body`), after it: 401/403 come before any 422 (API.md, Auth).
+    # themselves (`read_body`), after it: 401/403 come before any 422 (docs/api.md, Auth).
     # (A default, not an Annotated alias: this module's annotations are strings, looked
     # up in its globals, where `supervisor` is not.)
     by_supervisor = Depends(supervisor)
 
-    @api.get("/v1/links/{link}/meters/{meter}", tags=["operators"])
+    @api.get("/v1/links/{link}/meters/{meter}", tags=["operators"], response_model=MeterView)
     async def get_meter(link: TableId, meter: TableId, authorization: Auth = None) -> JSONResponse:
         tokens.role(authorization, "operator")
         return JSONResponse(meter_view(service(), link, meter))
 
-    async def operator_change(kind: str, body: dict[str, Any], by: str) -> JSONResponse:
+    async def operator_change(command: MeterCommand, by: str) -> JSONResponse:
         """A supervisor's change of a meter: at once, or with dual control a proposal
         (202); 404 for an unknown link or meter before anything is submitted."""
-        meter_view(service(), body["link"], body["meter"])
+        meter_view(service(), command.link, command.meter)
         if writer.service.config.dual_control:
-            change = {"kind": kind, **body}
-            _, answer = await writer.submit("propose", None, None, {"change": change}, by=by)
+            proposal = ProposeCommand(command)
+            _, answer = await writer.submit("propose", None, None, proposal, by=by)
             return JSONResponse(answer, status_code=202)
-        _, answer = await writer.submit(kind, None, None, body, by=by)
+        _, answer = await writer.submit(command.kind, None, None, command, by=by)
         return JSONResponse(answer)
 
     def meter_change(
-        method: str, change: str, model: type[BaseModel]
+        method: str, change: str, model: type[BaseModel], answer: type[BaseModel]
     ) -> Callable[[Change], Change]:
-        """The route of a change of one meter (`change`: seed, reset, corrections)."""
+        """The route of a change of one meter (`change`: seed, reset, corrections): its
+        answer, or with dual control (202) the proposal."""
         route = api.put if method == "PUT" else api.post
         return route(
             f"/v1/links/{{link}}/meters/{{meter}}/{change}",
             tags=["operators"],
             openapi_extra={"requestBody": request_body(model)},
+            response_model=answer,
+            responses={202: {"model": Proposal, "description": "with dual control"}},
         )
 
-    @meter_change("PUT", "seed", SeedRequest)
+    @meter_change("PUT", "seed", SeedRequest, SeedAnswer)
     async def put_seed(
         link: TableId, meter: TableId, request: Request, who: Principal = by_supervisor
     ) -> JSONResponse:
         body = await read_body(request, SeedRequest)
-        change = {
-            "link": link,
-            "meter": meter,
-            "seed": parse_money(body.seed),
-            "reason": body.reason,
-            "version": SEMANTICS,  # the ceiling bounds it (docs/journal.md, versions)
-        }
-        return await operator_change("seed", change, who.name)
+        change = SeedCommand(
+            link=link,
+            meter=meter,
+            seed=parse_money(body.seed),
+            reason=body.reason,
+            version=SEMANTICS,  # the ceiling bounds it (docs/journal.md, versions)
+        )
+        return await operator_change(change, who.name)
 
-    @meter_change("POST", "reset", ResetRequest)
+    @meter_change("POST", "reset", ResetRequest, ResetAnswer)
     async def post_reset(
         link: TableId, meter: TableId, request: Request, who: Principal = by_supervisor
     ) -> JSONResponse:
         body = await read_body(request, ResetRequest)
-        return await operator_change(
-            "reset", {"link": link, "meter": meter, "reason": body.reason}, who.name
-        )
+        change = ResetCommand(link=link, meter=meter, reason=body.reason)
+        return await operator_change(change, who.name)
 
-    @meter_change("POST", "corrections", CorrectionRequest)
+    @meter_change("POST", "corrections", CorrectionRequest, CorrectionAnswer)
     async def post_correction(
         link: TableId, meter: TableId, request: Request, who: Principal = by_supervisor
     ) -> JSONResponse:
         """An audited correction (5.24): adjust, hand_paid (5.18.1) or void_round."""
         body = await read_body(request, CorrectionRequest)
-        return await operator_change("correct", body.domain(link, meter), who.name)
+        return await operator_change(body.command(link, meter), who.name)
 
-    @api.get("/v1/changes", tags=["operators"])
+    @api.get("/v1/changes", tags=["operators"], response_model=Changes)
     async def get_changes(authorization: Auth = None) -> JSONResponse:
         tokens.role(authorization, "operator")
         return JSONResponse({"changes": [proposal_view(p) for p in service().proposals.values()]})
 
-    @api.post("/v1/changes/{change}/approve", tags=["operators"])
+    @api.post(
+        "/v1/changes/{change}/approve",
+        tags=["operators"],
+        response_model=SeedAnswer | ResetAnswer | CorrectionAnswer,
+    )
     async def approve(change: TableId, who: Principal = by_supervisor) -> JSONResponse:
-        _, answer = await writer.submit("approve", None, None, {"id": change}, by=who.name)
+        _, answer = await writer.submit("approve", None, None, ApproveCommand(change), by=who.name)
         return JSONResponse(answer)
 
     @api.post(
         "/v1/changes/{change}/reject",
         tags=["operators"],
+        response_model=Proposal,
         openapi_extra={"requestBody": request_body(ResetRequest)},
     )
     async def reject(
         change: TableId, request: Request, who: Principal = by_supervisor
     ) -> JSONResponse:
         body = await read_body(request, ResetRequest)
-        change_request = {"id": change, "reason": body.reason}
-        _, answer = await writer.submit("reject", None, None, change_request, by=who.name)
+        command = RejectCommand(change, body.reason)
+        _, answer = await writer.submit("reject", None, None, command, by=who.name)
         return JSONResponse(answer)
 
     @api.get("/v1/audit", tags=["operators"], responses=JSON_OR_CSV)
@@ -186,7 +210,7 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
             return Response(to_csv(rows, AWARD_COLUMNS), media_type="text/csv")
         return JSONResponse({"awards": rows, "total": len(awards)})
 
-    @api.get("/v1/journal/head", tags=["operators"])
+    @api.get("/v1/journal/head", tags=["operators"], response_model=JournalHead)
     async def get_journal_head(authorization: Auth = None) -> Response:
         """The last committed entry: `seq` (= entries, numbered from 1) and its chained
         `hash`, sha256(previous hash || canonical entry) as docs/journal.md specifies."""
@@ -216,7 +240,7 @@ def meter_view(service: Service, link_id: str, meter_id: str) -> dict[str, Any]:
     link = service.floor.link(link_id)
     index = service.floor.meter_index(link, meter_id)
     meter, config = link.meters[index], link.config.meters[index]
-    # API.md: `value` and `reserve` at one instant, pending events counted in both;
+    # docs/api.md: `value` and `reserve` at one instant, pending events counted in both;
     # `final_*` only what the watermark has passed.
     value, reserve = link.provisional()[index]
     return {

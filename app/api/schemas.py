@@ -1,10 +1,11 @@
-"""Request bodies at the edge (pydantic), converted to plain domain values for the writer."""
+"""The request bodies' shared fields and the operators' bodies (pydantic: their OpenAPI
+schemas and 422 wording), each made its command (app/state/commands.py); the problems'
+schema. The table events' bodies are app/api/table_events/request_models.py."""
 
 from __future__ import annotations
 
-import re
 import unicodedata
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -14,17 +15,15 @@ from pydantic import (
     StrictBool,
     StrictInt,
     StrictStr,
-    ValidationError,
-    ValidatorFunctionWrapHandler,
-    model_validator,
 )
-from pydantic_core import InitErrorDetails, PydanticCustomError
+from pydantic_core import PydanticCustomError
 
+from app.state.commands import CorrectCommand
 from app.state.timefmt import parse_time
 from jackpot.commands import SEMANTICS
 from jackpot.money import MAX_MONEY_TEXT, parse_money
 
-# Money is a decimal string with at most two places; a JSON number is refused (API.md).
+# Money is a decimal string with at most two places; a JSON number is refused (docs/api.md).
 MONEY_PATTERN = r"^(0|[1-9][0-9]{0,14})(\.[0-9]{1,2})?$"
 
 
@@ -47,24 +46,6 @@ def _time(text: str) -> str:
 
 
 Time = Annotated[StrictStr, AfterValidator(_time), Field(examples=["2026-11-22T18:00:00.123Z"])]
-CARD_PATTERN = r"^([2-9TJQKAtjqka]|10)[SHDCshdc]$"
-_CARD = re.compile(CARD_PATTERN.strip("^$"))
-NOT_A_CARD, _NOT_A_CARD = "not_a_card", '"{card}" is not a card (rule 5.8.1)'
-
-
-def _card(text: str) -> str:
-    # Rule 5.8.1: a card that is not of the deck. The hand's model adds where it is.
-    if _CARD.fullmatch(text) is None:
-        raise PydanticCustomError(NOT_A_CARD, _NOT_A_CARD, {"card": text})
-    return text
-
-
-# The pattern stays in the schema for clients; the check is `_card`, for its message.
-Card = Annotated[
-    StrictStr,
-    AfterValidator(_card),
-    Field(examples=["AS"], json_schema_extra={"pattern": CARD_PATTERN}),
-]
 Box = Annotated[StrictInt, Field(ge=1, le=52)]
 
 
@@ -82,119 +63,6 @@ Id = Annotated[str, Field(pattern=ID_PATTERN)]
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-class BoxBetRequest(Strict):
-    box: Box
-    ante: Money = "0"
-    jackpot: Money | None = None
-    jackpot_dealer: Money | None = None
-    player: Annotated[StrictStr, Field(min_length=1, max_length=64)] | None = None
-
-
-class BetsRequest(Strict):
-    closed_at: Time
-    boxes: Annotated[list[BoxBetRequest], Field(min_length=1, max_length=52)]
-
-    def domain(self) -> dict[str, Any]:
-        return {
-            "closed_at": parse_time(self.closed_at),
-            "boxes": [
-                {
-                    "box": b.box,
-                    "ante": parse_money(b.ante),
-                    "jackpot": parse_money(b.jackpot or "0"),
-                    "jackpot_dealer": parse_money(b.jackpot_dealer or "0"),
-                    "player": b.player,
-                }
-                for b in self.boxes
-            ],
-        }
-
-
-def _name_cards(data: Any, handler: ValidatorFunctionWrapHandler, hand: str) -> Any:
-    """Validate a hand; a card that is not a card is named by its hand and place
-    ('box 1, card 5: "ZZ" is not a card (rule 5.8.1)'), its `loc` unchanged."""
-    try:
-        return handler(data)
-    except ValidationError as error:
-        lines = error.errors(include_url=False)
-        if not any(e["type"] == NOT_A_CARD for e in lines):
-            raise
-        if "{box}" in hand:
-            box = data.get("box") if isinstance(data, dict) else None
-            hand = hand.format(box=box if isinstance(box, int) else "?")
-        named: list[InitErrorDetails] = []
-        for e in lines:
-            kind: str | PydanticCustomError = e["type"]
-            if kind == NOT_A_CARD:
-                where = f"{hand}, card {int(e['loc'][-1]) + 1}: "
-                kind = PydanticCustomError(NOT_A_CARD, where + _NOT_A_CARD, e.get("ctx"))
-            line: InitErrorDetails = {"type": kind, "loc": e["loc"], "input": e["input"]}
-            if "ctx" in e:
-                line["ctx"] = e["ctx"]
-            named.append(line)
-        raise ValidationError.from_exception_data(error.title, named) from None
-
-
-class _Hand(Strict):
-    """A hand whose bad card is named with whose hand it is (`where`)."""
-
-    where: ClassVar[str]
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _cards_named(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        return _name_cards(data, handler, cls.where)
-
-
-class BoxHandRequest(_Hand):
-    where = "box {box}"
-    box: Box
-    dealt_at: Time
-    cards: Annotated[list[Card], Field(max_length=7)]
-    folded: StrictBool = False
-
-
-class DealerRequest(_Hand):
-    where = "dealer"
-    cards: Annotated[list[Card], Field(max_length=7)]
-    dealt_at: Time | None = None
-
-
-class OutcomeRequest(Strict):
-    boxes: Annotated[list[BoxHandRequest], Field(max_length=52)]
-    dealer: DealerRequest | None = None
-
-    def domain(self) -> dict[str, Any]:
-        dealer = None
-        if self.dealer is not None:
-            dealer = {
-                "cards": [c.upper() for c in self.dealer.cards],
-                "dealt_at": None
-                if self.dealer.dealt_at is None
-                else parse_time(self.dealer.dealt_at),
-            }
-        return {
-            "boxes": [
-                {
-                    "box": b.box,
-                    "dealt_at": parse_time(b.dealt_at),
-                    "cards": [c.upper() for c in b.cards],
-                    "folded": b.folded,
-                }
-                for b in self.boxes
-            ],
-            "dealer": dealer,
-        }
-
-
-class VoidRequest(Strict):
-    reason: Reason
-    boxes: Annotated[list[Box], Field(min_length=1, max_length=52)] | None = None
-
-    def domain(self) -> dict[str, Any]:
-        return {"reason": self.reason, "boxes": self.boxes}
 
 
 class SeedRequest(Strict):
@@ -224,22 +92,22 @@ class CorrectionRequest(Strict):
     table: Id | None = None
     round: Id | None = None
 
-    def domain(self, link: str, meter: str) -> dict[str, Any]:
+    def command(self, link: str, meter: str) -> CorrectCommand:
         negative = self.amount.startswith("-")
         amount = parse_money(self.amount.lstrip("-"))
         # The rules it is applied by (docs/journal.md, versions): void_round reverses at
         # the current position since 2, the ceiling bounds an adjust since 3.
-        return {
-            "version": SEMANTICS,
-            "correction": self.kind,
-            "link": link,
-            "meter": meter,
-            "amount": -amount if negative else amount,
-            "reset": self.reset,
-            "table": self.table,
-            "round": self.round,
-            "reason": self.reason,
-        }
+        return CorrectCommand(
+            version=SEMANTICS,
+            correction=self.kind,
+            link=link,
+            meter=meter,
+            amount=-amount if negative else amount,
+            reset=self.reset,
+            table=self.table,
+            round=self.round,
+            reason=self.reason,
+        )
 
 
 class ProblemError(BaseModel):

@@ -43,7 +43,7 @@ COLUMNS = (
     "awards_withheld", "awards_returned", "seed_from_reserve", "seed_from_house", "house_cover",
     "reset_to_reserve", "corrections", "closing_value", "closing_reserve", "balanced",
 )  # fmt: skip
-UNBOUNDED = 2**61  # `from`/`to` beyond this are no bound (app/api/requests.py `time_range`)
+UNBOUNDED = 2**61  # `from`/`to` beyond this are no bound (app/api/reading.py `time_range`)
 
 
 def _ledgers(service: Service) -> dict[tuple[str, str], Ledger]:

@@ -19,6 +19,7 @@ from msgspec import structs, to_builtins
 from app.audit.checkpoint import Checkpoint
 from app.audit.findings import KEEP, Discrepancy, MeterTotals, Report, first_difference
 from app.audit.settlement import Settlement
+from app.state.commands import OutcomeCommand
 from app.state.entries import (
     ApproveEntry,
     BetsEntry,
@@ -34,7 +35,7 @@ from app.state.entries import (
     idempotency_key,
 )
 from app.state.floor_state import FloorConfig, Service
-from app.state.kinds import KINDS
+from app.state.kinds import KINDS, prepare_outcome
 from app.store.chain import GENESIS, body_sha256, chain_hash
 from app.store.journal import JournalRow
 from app.store.snapshots import dump_text, load_service
@@ -248,7 +249,8 @@ class Verifier:
         try:
             # Re-evaluates every hand from its recorded cards, on the state at this point
             # (the round's accepted wagers, its voided boxes, its draws).
-            expected = self.service.prepare_outcome(table, round_id, body, entry.now)
+            command = OutcomeCommand(entry.boxes, entry.dealer)
+            expected = prepare_outcome(self.service, table, round_id, command, entry.now)
         except (TablesError, JackpotError) as error:
             self._flag(row, f"outcome: the rules refuse it ({error})", body, None)
         else:

@@ -9,29 +9,22 @@ and refuses a head still incomplete after `MAX_HEAD_BYTES` (a head that comes wh
 in one read, at most 256 KiB, is parsed as uvicorn does); it also applies
 `limit_concurrency` to websocket upgrades, which uvicorn lets through uncounted, and
 answers a handshake line too long for the websockets library (414 or 431) instead
-of leaving the client waiting. It hands the table events the app's lane takes
-(app/api/table_lane.py) to it, past ASGI, and writes their answers in one write.
+of leaving the client waiting. An answer's head that declares its length goes out with
+its body, in one write (`HeadWithBody`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 from typing import Any
 
 import uvicorn
-from starlette.responses import Response
-from uvicorn.protocols.http.httptools_impl import (
-    STATUS_LINE,
-    HttpToolsProtocol,
-    RequestResponseCycle,
-)
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from app.api.table_lane import Event, TableLane
 from app.config.settings import Settings
 from app.display.frames import DisplayWebSocketProtocol
 
-# Displays send nothing (API.md, Displays): a websocket message above this closes 1009.
+# Displays send nothing (docs/api.md, Displays): a websocket message above this closes 1009.
 WS_MAX_SIZE = 4096
 # Request line and headers: a table's are well under 2 KiB (nginx's default buffer is 8).
 MAX_HEAD_BYTES = 16_384
@@ -47,7 +40,6 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         self._read_timeout_s: float = getattr(self.config, "request_read_timeout_s", 10.0)
         self._deadline: asyncio.TimerHandle | None = None
         self._head_bytes: int | None = 0  # None: the head is in, body or answer follows
-        self._lane: TableLane | None = getattr(self.config, "table_lane", None)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -100,66 +92,6 @@ class GuardedHttpProtocol(HttpToolsProtocol):
             self._refuse(b"503 Service Unavailable")
             return
         super().handle_websocket_upgrade()
-
-    def _start_asgi_task(self, cycle: RequestResponseCycle, app: Any) -> None:
-        """A request whose head is in (or a pipelined one whose turn came): the lane's
-        if it takes it, else the app's. `app` is not ours beyond `limit_concurrency`
-        (uvicorn's 503)."""
-        lane, scope = self._lane, cycle.scope
-        # (The ASGI path sends a 100 Continue when the app reads the body.)
-        if lane is not None and app is self.app and not cycle.waiting_for_100_continue:
-            event = lane.takes(scope["method"], scope["path"], scope["root_path"], scope["headers"])
-            if event is not None:
-                # As uvicorn's ASGI task: counted in the server's tasks (a graceful
-                # shutdown waits for them), in a fresh context if so configured.
-                context = contextvars.Context() if self.config.reset_contextvars else None
-                serving = self._serve_lane(lane, event, cycle)
-                task = self.loop.create_task(serving, context=context)
-                task.add_done_callback(self.tasks.discard)
-                self.tasks.add(task)
-                return
-        super()._start_asgi_task(cycle, app)
-
-    async def _serve_lane(self, lane: TableLane, event: Event, cycle: RequestResponseCycle) -> None:
-        """Read the body, answer it from the lane; a failure as uvicorn's ASGI task meets
-        one (`run_asgi`): logged, and a 500 if no answer started."""
-        try:
-            while cycle.more_body and not cycle.disconnected:
-                self.flow.resume_reading()  # as `receive` does
-                await cycle.message_event.wait()
-                cycle.message_event.clear()
-            if cycle.disconnected:
-                return
-            response = await lane.serve(event, cycle.scope["headers"], bytes(cycle.body))
-            if self.flow.write_paused and not cycle.disconnected:
-                await self.flow.drain()
-            if not cycle.disconnected:
-                self._answer(cycle, response)
-        except BaseException as error:
-            self.logger.error("Exception in ASGI application\n", exc_info=error)
-            if not cycle.response_started:
-                await cycle.send_500_response()
-            else:
-                self.transport.close()
-        finally:
-            cycle.on_response = lambda: None
-
-    def _answer(self, cycle: RequestResponseCycle, response: Response) -> None:
-        """The answer's head and body in one write, as uvicorn's `send` would frame them
-        (its default headers first; our handlers' answers all declare their length)."""
-        content: list[bytes | memoryview] = [STATUS_LINE[response.status_code]]
-        for name, value in (*cycle.default_headers, *response.raw_headers):
-            content += (name, b": ", value, b"\r\n")
-        if not cycle.keep_alive:
-            content.append(b"connection: close\r\n")
-        content += (b"\r\n", response.body)
-        cycle.response_started = cycle.response_complete = True
-        cycle.waiting_for_100_continue = False
-        self.transport.write(b"".join(content))
-        cycle.message_event.set()
-        if not cycle.keep_alive:
-            self.transport.close()
-        cycle.on_response()
 
     def _arm(self) -> None:
         self._disarm()
@@ -222,11 +154,9 @@ class HeadWithBody:
 
 
 class ServingConfig(uvicorn.Config):
-    """uvicorn's Config plus what GuardedHttpProtocol reads from it: the read timeout, the
-    table lane."""
+    """uvicorn's Config plus what GuardedHttpProtocol reads from it: the read timeout."""
 
     request_read_timeout_s: float = 10.0
-    table_lane: TableLane | None = None  # the app's (app/api/table_lane.py), if it has one
 
 
 def uvicorn_config(app: Any, settings: Settings, *, log_level: str = "info") -> ServingConfig:
@@ -253,5 +183,4 @@ def uvicorn_config(app: Any, settings: Settings, *, log_level: str = "info") -> 
         timeout_keep_alive=settings.keep_alive_s,
     )
     config.request_read_timeout_s = settings.request_read_timeout_s
-    config.table_lane = getattr(getattr(app, "state", None), "table_lane", None)
     return config

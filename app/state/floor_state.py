@@ -1,11 +1,11 @@
 """The application state: the jackpot Floor plus what the tables tell us, driven by entries.
 
-Every accepted request becomes one journal entry (app/state/entries/). `prepare_*` checks
-a request against the rules and the state and builds its entry without changing anything
-(app/state/preparation.py); `apply` applies an entry (by its kind: app/state/kinds.py).
-The writer calls both; recovery calls only `apply`, so a replayed entry never re-derives
-a result from configuration that may since have changed (the draws, the accepted wagers
-and the claims are all in the entry).
+Every accepted request becomes one journal entry (app/state/entries.py): its kind's
+`prepare` checks it against the rules and the state and builds its entry without changing
+anything; `apply` applies an entry (by its kind: app/state/kinds.py). The writer calls
+both; recovery calls only `apply`, so a replayed entry never re-derives a result from
+configuration that may since have changed (the draws, the accepted wagers and the claims
+are all in the entry).
 """
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ from typing import Any
 
 import msgspec
 
-from app.state import preparation
-from app.state.entries import BetsEntry, Entry, OutcomeEntry, VoidEntry, entry_from_dict
+from app.state.entries import Entry, entry_from_dict
 from app.state.entries import idempotency_key as idempotency_key
 from app.state.kinds import KINDS
 from app.state.shape import FloorConfig as FloorConfig
@@ -25,7 +24,6 @@ from app.state.shape import RoundExtras as RoundExtras
 from app.state.shape import TableConfig as TableConfig
 from jackpot.errors import UnknownError
 from jackpot.floor import Floor, Result
-from tables.bets import RandomSource
 
 
 @dataclass(slots=True)
@@ -52,21 +50,6 @@ class Service:
             return self.config.tables[table]
         except KeyError:
             raise UnknownError(f"no table {table!r}", ("table",)) from None
-
-    # -- prepare: check a request, build its entry; changes nothing (app/state/preparation.py)
-
-    def prepare_bets(
-        self, table: str, round_id: str, body: dict[str, Any], now: int, rng: RandomSource
-    ) -> BetsEntry:
-        return preparation.prepare_bets(self, table, round_id, body, now, rng)
-
-    def prepare_outcome(
-        self, table: str, round_id: str, body: dict[str, Any], now: int
-    ) -> OutcomeEntry:
-        return preparation.prepare_outcome(self, table, round_id, body, now)
-
-    def prepare_void(self, table: str, round_id: str, body: dict[str, Any], now: int) -> VoidEntry:
-        return preparation.prepare_void(self, table, round_id, body, now)
 
     # -- apply: the only way state changes (live and on replay) ------------------------
 

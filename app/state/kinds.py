@@ -3,24 +3,38 @@
 `KINDS[kind]` is the one place a kind is dispatched on (cosmicpython's handler table):
 the writer prepares a request's entry with it, applies it and answers; the replay
 (recovery, reports) and `jackpot verify` apply and answer with it. An entry's fields and
-the core's command it records are its class in app/state/entries.py.
+the core's command it records are its class in app/state/entries.py. A request's
+command (app/state/commands.py) is made its entry from the command and the state alone,
+checked against the rules with nothing changed: `prepare_outcome` also re-derives a
+journaled outcome's claims for `jackpot verify`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from msgspec import to_builtins
 
+from app.state.commands import (
+    BetsCommand,
+    Command,
+    OutcomeCommand,
+    ProposeCommand,
+    VoidCommand,
+)
 from app.state.entries import (
     ApproveEntry,
     BetsEntry,
+    Claim,
     CorrectEntry,
+    Decision,
+    Drawn,
     Entry,
     ExpireEntry,
     FinalizeEntry,
+    Fixed,
     OperatorEntry,
     OutcomeEntry,
     ProposeEntry,
@@ -28,17 +42,28 @@ from app.state.entries import (
     ResetEntry,
     VoidEntry,
     change_of,
+    entry_draws,
     entry_from_dict,
     idempotency_key,
 )
 from app.state.operator_views import operator_answer
 from app.state.shape import FloorData, RoundExtras
 from app.state.views import bets_answer, outcome_answer, void_answer
-from jackpot.errors import StateConflictError, UnknownError
+from jackpot.commands import SEMANTICS
+from jackpot.errors import (
+    ClockSkewError,
+    OpenRoundsLimitError,
+    StateConflictError,
+    UnknownError,
+)
 from jackpot.floor import FinalizeResult, Result, VoidResult
-from jackpot.money import format_money
+from jackpot.money import Money, format_money
 from jackpot.operator_changes import check_change
-from tables.bets import RandomSource
+from jackpot.outcomes import check_awaits_outcome
+from tables.bets import BetDecision, BetStatus, RandomSource, decide_bets, draw
+from tables.cards import parse_hand
+from tables.hands import BoxHand, DealerHand
+from tables.settle import FixedClaim, settle
 
 
 class Request(Protocol):
@@ -47,7 +72,7 @@ class Request(Protocol):
     kind: str
     table: str | None
     round: str | None
-    body: dict[str, Any]
+    command: Command | None
     by: str | None
 
 
@@ -71,13 +96,127 @@ class Kind:
 # -- table events: bets, outcome, void ------------------------------------------------
 
 
+def prepare_bets(
+    state: FloorData,
+    table: str,
+    round_id: str,
+    command: BetsCommand,
+    now: int,
+    rng: RandomSource,
+) -> BetsEntry:
+    settings = state.table(table).settings
+    limit = state.config.max_open_rounds
+    if state.floor.open_count(table, at_least=limit) >= limit:
+        raise OpenRoundsLimitError(
+            f"table {table!r} has {limit} open rounds (bets and no outcome or void), "
+            f"the floor's max_open_rounds: post their outcomes or void them (a round "
+            f"open longer than {state.config.timing.expire_after_ms} ms expires)"
+        )
+    # The entry's records are the command's boxes as they are; its decisions made once.
+    decisions = decide_bets(settings, command.boxes, Decision)
+    # Singapore Stud's Magic Card, Lucky Player and Lucky Dealer are drawn by the
+    # server when bets close (4.3-4.5), from the caller's secure generator.
+    draws = draw(settings, rng)
+    return BetsEntry(
+        now=now,
+        table=table,
+        round=round_id,
+        closed_at=command.closed_at,
+        boxes=list(command.boxes),
+        decisions=decisions,
+        draws=None if draws is None else Drawn.of(draws),
+    )
+
+
+def prepare_outcome(
+    state: FloorData, table: str, round_id: str, command: OutcomeCommand, now: int
+) -> OutcomeEntry:
+    config = state.table(table)
+    rnd = state.floor.round(table, round_id)
+    check_awaits_outcome(rnd, state.config.timing)
+    extras = state.extras[(table, round_id)]
+    _check_dealt_at(state, command, max(now, state.floor.now))
+    hands = [
+        BoxHand(h.box, parse_hand(h.cards, ("boxes", i, "cards")), h.folded, h.dealt_at)
+        for i, h in enumerate(command.boxes)
+    ]
+    dealer = None
+    if command.dealer is not None:
+        d = command.dealer
+        dealer = DealerHand(parse_hand(d.cards, ("dealer", "cards")), d.dealt_at)
+    decisions = [_decision(d, voided=rnd.boxes[d.box].voided) for d in extras.decisions]
+    draws = None if extras.draws is None else entry_draws(extras.draws)
+    claims = settle(config.settings, decisions, hands, dealer, draws)
+    meter_claims = []
+    fixed = []
+    for c in claims:
+        if isinstance(c, FixedClaim):
+            fixed.append(Fixed(c.box, c.kind, c.hand, c.amount, c.for_box, c.target))
+        else:
+            meter_claims.append(Claim(c.box, c.target, c.hand, c.share, c.dealt_at))
+    return OutcomeEntry(
+        version=SEMANTICS,
+        now=now,
+        table=table,
+        round=round_id,
+        boxes=list(command.boxes),
+        dealer=command.dealer,
+        claims=meter_claims,
+        fixed=fixed,
+    )
+
+
+def _check_dealt_at(state: FloorData, command: OutcomeCommand, now: int) -> None:
+    """docs/design.md: a time more than max_clock_skew ahead of the server's clock is
+    refused: every box's dealt_at and the dealer's, not only a winning hand's."""
+    skew = state.config.timing.max_clock_skew_ms
+    dealer = command.dealer
+    times: list[tuple[str, tuple[str | int, ...], int | None]] = [
+        (f"box {h.box}", ("boxes", i, "dealt_at"), h.dealt_at) for i, h in enumerate(command.boxes)
+    ]
+    times.append(
+        ("the dealer", ("dealer", "dealt_at"), None if dealer is None else dealer.dealt_at)
+    )
+    for who, loc, dealt_at in times:
+        if dealt_at is not None and dealt_at > now + skew:
+            raise ClockSkewError(
+                f"{who}: dealt_at is {dealt_at - now} ms ahead of the server's clock "
+                f"(max_clock_skew {skew} ms)",
+                loc,
+            )
+
+
+def prepare_void(
+    state: FloorData, table: str, round_id: str, command: VoidCommand, now: int
+) -> VoidEntry:
+    state.table(table)
+    state.floor.round(table, round_id)
+    return VoidEntry(
+        version=SEMANTICS,
+        now=now,
+        table=table,
+        round=round_id,
+        reason=command.reason,
+        boxes=None if command.boxes is None else list(command.boxes),
+    )
+
+
+def _decision(d: Decision, *, voided: bool) -> BetDecision:
+    """A bets decision as the state keeps it, for settling the outcome."""
+    if voided:  # a voided box's bets were returned (5.22): it takes no part in the outcome
+        return BetDecision(d.box, "none", Money(0), Money(0), "void", Money(0), d.player)
+    status = cast(BetStatus, d.status)  # the rules' (decide_bets), as journaled
+    return BetDecision(d.box, status, d.wager, d.dealer_wager, d.reason, d.ante, d.player)
+
+
 def _round(request: Request) -> tuple[str, str]:
     assert request.table is not None and request.round is not None  # the route's path
     return request.table, request.round
 
 
 def _prepare_bets(service: FloorData, r: Request, now: int, rng: RandomSource) -> Entry:
-    return service.prepare_bets(*_round(r), r.body, now, rng)
+    assert isinstance(r.command, BetsCommand)
+    return prepare_bets(service, *_round(r), r.command, now, rng)
 
 
 def _apply_bets(service: FloorData, entry: BetsEntry) -> Result:
@@ -89,7 +228,8 @@ def _apply_bets(service: FloorData, entry: BetsEntry) -> Result:
 
 
 def _prepare_outcome(service: FloorData, r: Request, now: int, rng: RandomSource) -> Entry:
-    return service.prepare_outcome(*_round(r), r.body, now)
+    assert isinstance(r.command, OutcomeCommand)
+    return prepare_outcome(service, *_round(r), r.command, now)
 
 
 def _apply_outcome(service: FloorData, entry: OutcomeEntry) -> Result:
@@ -100,7 +240,8 @@ def _apply_outcome(service: FloorData, entry: OutcomeEntry) -> Result:
 
 
 def _prepare_void(service: FloorData, r: Request, now: int, rng: RandomSource) -> Entry:
-    return service.prepare_void(*_round(r), r.body, now)
+    assert isinstance(r.command, VoidCommand)
+    return prepare_void(service, *_round(r), r.command, now)
 
 
 def _apply_void(service: FloorData, entry: VoidEntry) -> Result:
@@ -133,8 +274,13 @@ def _apply_expire(service: FloorData, entry: ExpireEntry) -> Result:
 
 
 def _prepare_change(service: FloorData, r: Request, now: int, rng: RandomSource) -> Entry:
-    """An operator's entry: the request's fields (the route checked them) and who."""
-    return entry_from_dict({"kind": r.kind, "now": now, "by": r.by, **r.body}, "request")
+    """An operator's entry: the command's fields (the route checked them) and who."""
+    command = r.command
+    if isinstance(command, ProposeCommand):
+        fields: dict[str, Any] = {"change": command.proposed()}
+    else:
+        fields = to_builtins(command)
+    return entry_from_dict({"kind": r.kind, "now": now, "by": r.by, **fields}, "request")
 
 
 def _meter(service: FloorData, link_id: str, meter_id: str) -> dict[str, Any]:

@@ -1,9 +1,8 @@
 """What the journal's kinds and the answer views read and change of the floor's state.
 
 `FloorData` is the shape of `app/state/floor_state.Service`, which applies entries through
-the kinds (app/state/kinds.py) and answers through the views: the kinds, the views and
-the preparation of entries (app/state/preparation.py) depend on this shape, not on the
-service, so the state's modules import one way.
+the kinds (app/state/kinds.py) and answers through the views: the kinds and the views
+depend on this shape, not on the service, so the state's modules import one way.
 """
 
 from __future__ import annotations
@@ -12,10 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from app.state.entries import BetsEntry, Decision, Drawn, OutcomeEntry, PostedBox, VoidEntry
+from app.state.entries import Decision, Drawn, PostedBox
 from jackpot.config import LinkConfig, Timing
 from jackpot.floor import Floor
-from tables.bets import RandomSource, TableSettings
+from tables.bets import TableSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,15 +60,3 @@ class FloorData(Protocol):
     uncommitted: set[str]
 
     def table(self, table: str) -> TableConfig: ...
-
-    def prepare_bets(
-        self, table: str, round_id: str, body: dict[str, Any], now: int, rng: RandomSource
-    ) -> BetsEntry: ...
-
-    def prepare_outcome(
-        self, table: str, round_id: str, body: dict[str, Any], now: int
-    ) -> OutcomeEntry: ...
-
-    def prepare_void(
-        self, table: str, round_id: str, body: dict[str, Any], now: int
-    ) -> VoidEntry: ...

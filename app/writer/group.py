@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.state.commands import Command
 from app.store.journal import JournalRow
 from app.writer.ports import StagedCounts
 from app.writer.refusals import Conflict
@@ -23,7 +24,7 @@ class Submission:
     kind: str
     table: str | None
     round: str | None
-    body: dict[str, Any]
+    command: Command | None  # None: the writer's own stop, which no one submits
     by: str | None
     future: asyncio.Future[tuple[int, Reply]]
     # Refused, for a round not in memory: it may be a late retry of a recorded event,

@@ -15,6 +15,7 @@ import logging
 import time
 from typing import Any
 
+from app.state.commands import command_body
 from app.store.chain import body_sha256
 from app.store.errors import DuplicateEntry, JournalUnavailable
 from app.store.journal import Journal, JournalRow
@@ -140,7 +141,7 @@ class GroupCommitter:
         """Apply one request; returns how to answer it once its group is committed."""
         service = position.service
         key = sub.idem_key
-        sha = body_sha256(sub.body) if key else None
+        sha = body_sha256(command_body(sub.command)) if key else None
         if key is not None and key in service.idem:
             if service.idem[key] != sha:
                 raise sub.conflict()

@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from app.state.commands import Command
 from app.state.floor_state import Service
 from app.store.errors import JournalUnavailable
 from app.store.journal import Journal, JournalRow
@@ -181,7 +182,9 @@ class Writer:
         if self.task is not None:
             assert self.queue is not None
             await self.queue.put(
-                Submission("stop", None, None, {}, None, asyncio.get_running_loop().create_future())
+                Submission(
+                    "stop", None, None, None, None, asyncio.get_running_loop().create_future()
+                )
             )
             await self.task
         task = self.snapshots.task
@@ -245,19 +248,19 @@ class Writer:
         kind: str,
         table: str | None,
         round_id: str | None,
-        body: dict[str, Any],
+        command: Command,
         by: str | None = None,
     ) -> tuple[int, dict[str, Any]]:
         """Hand a request to the writer; returns (HTTP status, answer) once it is durable."""
-        status, answer = await self._submit(kind, table, round_id, body, by)
+        status, answer = await self._submit(kind, table, round_id, command, by)
         return status, loads(answer) if isinstance(answer, str) else answer
 
     async def submit_json(
-        self, kind: str, table: str | None, round_id: str | None, body: dict[str, Any]
+        self, kind: str, table: str | None, round_id: str | None, command: Command
     ) -> tuple[int, bytes]:
         """As `submit`, the answer as JSON bytes: the text the journal records with the
         entry, sent as it is to a first post and to its retries."""
-        status, answer = await self._submit(kind, table, round_id, body, None)
+        status, answer = await self._submit(kind, table, round_id, command, None)
         return status, answer.encode() if isinstance(answer, str) else orjson.dumps(answer)
 
     async def _submit(
@@ -265,13 +268,13 @@ class Writer:
         kind: str,
         table: str | None,
         round_id: str | None,
-        body: dict[str, Any],
+        command: Command,
         by: str | None,
     ) -> tuple[int, Reply]:
         if self.stopping or self.standby or self.queue is None:
             raise self._closed()
         future: asyncio.Future[tuple[int, Reply]] = asyncio.get_running_loop().create_future()
-        sub = Submission(kind, table, round_id, body, by, future)
+        sub = Submission(kind, table, round_id, command, by, future)
         await self.queue.put(sub)
         try:
             status, answer = await future

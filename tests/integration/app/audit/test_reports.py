@@ -16,6 +16,7 @@ from app.api.schemas import CorrectionRequest
 from app.audit.reconciliation import Reports, reconciliation
 from app.config.floor_config import floor_config
 from app.config.floor_file import load_floor
+from app.state.commands import VoidCommand
 from app.state.floor_state import FloorConfig, Service
 from app.store.journal import JournalRow, MemoryJournal
 from app.store.packing import pack
@@ -79,10 +80,10 @@ async def played() -> tuple[MemoryJournal, list[JournalRow]]:
             clock.now += 1_000
             await writer.submit("bets", "T01", f"R{n}", bets(clock.now))
         clock.now += 1_000
-        await writer.submit("void", "T01", "R9", {"reason": "misdeal (5.8)", "boxes": None})
+        await writer.submit("void", "T01", "R9", VoidCommand("misdeal (5.8)"))
         clock.now += 1_000
         change = CorrectionRequest(kind="adjust", amount="-0.07", reason="dispute")
-        await writer.submit("correct", None, None, change.domain("stud", "major"), by="sam")
+        await writer.submit("correct", None, None, change.command("stud", "major"), by="sam")
     finally:
         await writer.stop()
     return journal, [row async for row in journal.read(0)]

@@ -48,7 +48,7 @@ from tables.bets import TableSettings
 from tables.cards import DECK
 from tables.games import game
 from tests.integration.app.support import build_server, running
-from tests.support import ROOT
+from tests.support import ROOT, as_command
 
 START = 1_800_000_000_000
 T = TypeVar("T")
@@ -116,8 +116,9 @@ class Floor:
         self, kind: str, table: str | None, round_id: str | None, body: dict[str, Any],
         by: str | None = None,
     ) -> Submission:  # fmt: skip
+        """`body`: the command's fields (money in micro-units, times in ms)."""
         future = asyncio.get_running_loop().create_future()
-        sub = Submission(kind, table, round_id, body, by, future)
+        sub = Submission(kind, table, round_id, as_command(kind, body), by, future)
         self.batch.append(sub)
         return sub
 
@@ -351,10 +352,11 @@ async def test_dual_control_proposals_replay() -> None:
     floor = Floor(config)
     change = {"kind": "seed", "link": "tcp", "meter": "major", "seed": m("6000.00"),
               "reason": "promo"}  # fmt: skip
+    reset = {k: v for k, v in change.items() if k != "seed"}
     proposal = await floor.post("propose", None, None, {"change": change}, by="sam")
     await floor.post("approve", None, None, {"id": proposal["id"]}, by="sue")
     other = await floor.post(
-        "propose", None, None, {"change": {**change, "kind": "reset"}}, by="sam"
+        "propose", None, None, {"change": {**reset, "kind": "reset"}}, by="sam"
     )
     await floor.post("reject", None, None, {"id": other["id"], "reason": "no"}, by="sue")
     report = verify_rows(await rows_of(floor.journal), config).report()

@@ -7,9 +7,9 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from app.api.schemas import BetsRequest, OutcomeRequest
 from app.config.floor_config import floor_config
 from app.config.floor_file import load_floor
+from app.state.commands import Command
 from app.state.floor_state import Service
 from app.state.timefmt import format_time
 from app.store.errors import JournalUnavailable
@@ -18,7 +18,7 @@ from app.store.snapshots import dump_text
 from app.writer.ports import Broadcast
 from app.writer.writer import Writer
 from app.writer.writer_settings import WriterSettings
-from tests.support import DEMO, Clock, replayed
+from tests.support import DEMO, Clock, replayed, table_command
 
 NOW = 1_800_000_000_000
 
@@ -62,10 +62,10 @@ def service() -> Service:
     return Service(config)
 
 
-def bets(at: int = NOW) -> dict[str, Any]:
+def bets(at: int = NOW) -> Command:
     """A bets body (two boxes with the jackpot wager) as the route hands it to the writer."""
     boxes = [{"box": b, "ante": "10.00", "jackpot": "1.00"} for b in (1, 2)]
-    return BetsRequest.model_validate({"closed_at": format_time(at), "boxes": boxes}).domain()
+    return table_command("bets", {"closed_at": format_time(at), "boxes": boxes})
 
 
 async def journal_rows(journal: MemoryJournal) -> list[JournalRow]:
@@ -120,22 +120,22 @@ class Harness:
     def applied(self, round_id: str) -> bool:
         return ("T01", round_id) in self.writer.service.floor.rounds
 
-    def post(self, round_id: str, body: dict[str, Any]) -> asyncio.Task[Any]:
+    def post(self, round_id: str, body: Command) -> asyncio.Task[Any]:
         return asyncio.create_task(self.writer.submit("bets", "T01", round_id, body))
 
 
-def royal_flush_outcome() -> dict[str, Any]:
+def royal_flush_outcome() -> Command:
     boxes = [
         {"box": 1, "dealt_at": format_time(NOW + 5), "cards": ["AH", "KH", "QH", "JH", "TH"]},
         {"box": 2, "dealt_at": format_time(NOW + 6), "cards": ["2C", "7D", "9H", "JS", "4C"]},
     ]
-    return OutcomeRequest.model_validate({"boxes": boxes}).domain()
+    return table_command("outcome", {"boxes": boxes})
 
 
 def outcome_body(
     round_cards: list[str], at: int = NOW + 10, other: list[str] | None = None
-) -> dict[str, Any]:
+) -> Command:
     hands = [{"box": 1, "dealt_at": format_time(at), "cards": round_cards}]
     if other is not None:
         hands.append({"box": 2, "dealt_at": format_time(at + 1), "cards": other})
-    return OutcomeRequest.model_validate({"boxes": hands}).domain()
+    return table_command("outcome", {"boxes": hands})

@@ -12,13 +12,13 @@ import random
 from pathlib import Path
 from typing import Any
 
-from app.api.schemas import BetsRequest
 from app.state.timefmt import format_time
 from app.store.journal import JournalRow, MemoryJournal
 from app.writer.group import Reply, Submission
 from app.writer.writer import Writer
 from app.writer.writer_settings import WriterSettings
 from tests.integration.app.writer.support import NOW, journal_rows, service
+from tests.support import table_command
 
 KEPT = Path(__file__).parent / "data" / "bets_issue21.jsonl"
 
@@ -47,8 +47,8 @@ async def test_issue_21_bets_rows_and_answers_are_byte_for_byte_those_kept() -> 
     answers: list[tuple[int, Reply]] = []
     for table, round_id, boxes in POSTS:
         posted = [{k: v for k, v in b.items() if v is not None} for b in boxes]
-        body = BetsRequest.model_validate({"closed_at": format_time(NOW - 10), "boxes": posted})
-        sub = Submission("bets", table, round_id, body.domain(), None, loop.create_future())
+        body = table_command("bets", {"closed_at": format_time(NOW - 10), "boxes": posted})
+        sub = Submission("bets", table, round_id, body, None, loop.create_future())
         await writer.process([sub])
         answers.append(sub.future.result())
     assert await journal_rows(journal) == kept  # entries, body hashes, answers, chain hashes

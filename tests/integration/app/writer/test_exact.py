@@ -14,7 +14,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.api.schemas import OutcomeRequest
 from app.audit.export import export_line
 from app.audit.verify_run import verify
 from app.config.floor_config import floor_config
@@ -24,7 +23,7 @@ from app.writer.writer import Writer
 from jackpot.money import MAX_MONEY, MAX_ODDS, SCALE, Money, MoneyError, parse_money
 from jackpot.snapshot import UnreadableJson, canonical_json, loads_exact
 from tests.integration.app.support import KeptJournal, build_server
-from tests.support import DEMO, H1, HEADER, Clock, table
+from tests.support import DEMO, H1, HEADER, Clock, as_command, table, table_command
 
 T05 = {"Authorization": "Bearer demo-table-T05"}
 SUPERVISOR = {"Authorization": "Bearer demo-supervisor"}
@@ -254,10 +253,10 @@ async def test_a_journal_with_integers_beyond_64_bits_replays_exactly(opener: Op
         # Handed to the writer as the routes did before the bound (past the schema).
         box = {"box": 1, "ante": huge, "jackpot": huge, "jackpot_dealer": 0, "player": None}
         body = {"closed_at": clock.now, "boxes": [box]}
-        status, _ = await writer.submit("bets", "T05", "OLD", body)
+        status, _ = await writer.submit("bets", "T05", "OLD", as_command("bets", body))
         assert status == 201
         hand = {"box": 1, "dealt_at": clock.at(5), "cards": ROYAL}
-        outcome = OutcomeRequest.model_validate({"boxes": [hand]}).domain()
+        outcome = table_command("outcome", {"boxes": [hand]})
         status, _ = await writer.submit("outcome", "T05", "OLD", outcome)
         assert status == 201
     texts = [row.entry for row in await journal_rows(opener)]

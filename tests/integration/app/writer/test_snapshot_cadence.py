@@ -8,6 +8,7 @@ from __future__ import annotations
 import gc
 import weakref
 
+from app.state.commands import Command
 from app.state.floor_state import Service
 from app.store.journal import JournalRow
 from app.store.packing import unpack_bytes
@@ -26,7 +27,7 @@ OTHER = ["3S", "5S", "8D", "TC", "KD"]
 RETAIN_MS = 900_000  # the demo floor's: a settled round is kept in memory this long
 
 
-async def post(h: Harness, kind: str, round_id: str, body: dict[str, object]) -> None:
+async def post(h: Harness, kind: str, round_id: str, body: Command) -> None:
     """One request, answered; then any snapshot it started is stored."""
     status, _ = await h.writer.submit(kind, "T01", round_id, body)
     assert status in (200, 201)

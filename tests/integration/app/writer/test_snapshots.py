@@ -16,13 +16,15 @@ import pytest
 
 from app.config.floor_config import floor_config
 from app.config.floor_file import load_floor
+from app.state.commands import BetsCommand
 from app.state.floor_state import Service
+from app.state.kinds import prepare_bets
 from app.store.chain import GENESIS
 from app.store.packing import unpack_bytes
 from app.store.snapshots import dump_packed_aside, dump_text
 from app.writer.writer import Writer
 from tests.integration.app.support import FlakyJournal, build_server
-from tests.support import DEMO, Clock, bets_body, replayed
+from tests.support import DEMO, Clock, bets_body, command_of, replayed
 
 T01 = {"Authorization": "Bearer demo-table-T01"}
 T02 = {"Authorization": "Bearer demo-table-T02"}
@@ -154,14 +156,24 @@ async def test_the_forked_dump_is_the_state_at_the_call_whatever_comes_after() -
     config = floor_config(load_floor(DEMO))
     service = Service(config)
     clock = Clock()
-    entry = service.prepare_bets(
-        "T01", "R1", {"closed_at": clock.now, "boxes": [_box(1)]}, clock.now, RNG
+    entry = prepare_bets(
+        service,
+        "T01",
+        "R1",
+        command_of(BetsCommand, {"closed_at": clock.now, "boxes": [_box(1)]}),
+        clock.now,
+        RNG,
     )
     service.apply(entry)
     at_call = dump_text(service, 1, GENESIS)
     pending = dump_packed_aside(service, 1, GENESIS)
-    later = service.prepare_bets(
-        "T01", "R2", {"closed_at": clock.now, "boxes": [_box(2)]}, clock.now, RNG
+    later = prepare_bets(
+        service,
+        "T01",
+        "R2",
+        command_of(BetsCommand, {"closed_at": clock.now, "boxes": [_box(2)]}),
+        clock.now,
+        RNG,
     )
     service.apply(later)  # the writer goes on while the child serialises
     dumped = await pending

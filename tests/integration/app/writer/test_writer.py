@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from app.api.schemas import OutcomeRequest
+from app.state.commands import Command, CorrectCommand, VoidCommand, command_body
 from app.state.timefmt import format_time
 from app.state.views import meters, outcome_answer, round_view
 from app.store.chain import body_sha256
@@ -37,7 +37,7 @@ from tests.integration.app.writer.support import (
     state_is_the_journals,
     until,
 )
-from tests.support import replayed
+from tests.support import replayed, table_command
 
 
 async def outcome(task: Awaitable[Any]) -> Any:
@@ -136,7 +136,8 @@ async def test_a_late_retry_refused_by_the_journal_is_answered_from_it_not_the_g
         old = bets(NOW - 1_000)
         seeded = JournalRow(
             seq=1_000, recorded_at_ms=NOW - 1_000, kind="bets", idem_key="T01|OLD|bets",
-            body_sha256=body_sha256(old), entry="{}", answer='{"first":"answer"}', hash="f" * 64,
+            body_sha256=body_sha256(command_body(old)), entry="{}",
+            answer='{"first":"answer"}', hash="f" * 64,
         )  # fmt: skip
         await MemoryJournal.append(h.journal, [seeded])
         h.journal.gate.clear()
@@ -220,12 +221,12 @@ async def test_an_award_made_final_by_an_uncommitted_entry_is_shown_pending(fail
 AWARD = "T01/R1/1/player"
 
 
-def losing_outcome(at: int = NOW + 7) -> dict[str, Any]:
+def losing_outcome(at: int = NOW + 7) -> Command:
     boxes = [
         {"box": 1, "dealt_at": format_time(at), "cards": ["2C", "7D", "9H", "JS", "4C"]},
         {"box": 2, "dealt_at": format_time(at), "cards": ["3C", "8D", "TH", "QS", "5C"]},
     ]
-    return OutcomeRequest.model_validate({"boxes": boxes}).domain()
+    return table_command("outcome", {"boxes": boxes})
 
 
 class Screens:
@@ -341,7 +342,7 @@ async def test_a_commit_that_landed_though_it_failed_shows_its_win_final_once() 
         await state_is_the_journals(w, h.journal)
 
 
-VOID = {"reason": "foreign card found (5.8.1)"}
+VOID = VoidCommand("foreign card found (5.8.1)")
 
 
 @pytest.mark.parametrize("fails", [False, True], ids=["committed", "failed"])
@@ -411,14 +412,14 @@ async def test_a_void_round_correction_shows_its_rounds_pending_win_void_once() 
             },
         ]
         h.clock.now = NOW + 3_000  # past the royal flush's hold, not R2's
-        body = OutcomeRequest.model_validate({"boxes": boxes}).domain()
+        body = table_command("outcome", {"boxes": boxes})
         assert await outcome(w.submit("outcome", "T01", "R1", body)) == 201
         flush = "T01/R1/2/player"
         assert sorted(screens.wins) == [(AWARD, "final", "final"), (flush, "pending", "pending")]
-        correction = {
-            "correction": "void_round", "link": "stud", "meter": "major", "amount": 0,
-            "reset": True, "table": "T01", "round": "R1", "reason": "5.24", "version": 2,
-        }  # fmt: skip
+        correction = CorrectCommand(
+            correction="void_round", link="stud", meter="major", amount=0,
+            reset=True, table="T01", round="R1", reason="5.24", version=2,
+        )  # fmt: skip
         assert await outcome(w.submit("correct", None, None, correction, by="sam")) == 200
         assert screens.wins[2:] == [(flush, "void", "void")]
         await state_is_the_journals(w, h.journal)
@@ -439,12 +440,12 @@ plays = st.lists(
 )
 
 
-def royal_flush_at(at: int) -> dict[str, Any]:
+def royal_flush_at(at: int) -> Command:
     boxes = [
         {"box": 1, "dealt_at": format_time(at), "cards": ["AH", "KH", "QH", "JH", "TH"]},
         {"box": 2, "dealt_at": format_time(at), "cards": ["2C", "7D", "9H", "JS", "4C"]},
     ]
-    return OutcomeRequest.model_validate({"boxes": boxes}).domain()
+    return table_command("outcome", {"boxes": boxes})
 
 
 async def run_plays(schedule: list[Play]) -> None:
@@ -462,8 +463,7 @@ async def run_plays(schedule: list[Play]) -> None:
                 body = made(closed.get(n, h.clock.now))
                 tasks.append(asyncio.create_task(w.submit("outcome", "T01", f"R{n}", body)))
             elif what == "void":
-                body = {"reason": "foreign card found (5.8.1)"}
-                tasks.append(asyncio.create_task(w.submit("void", "T01", f"R{n}", body)))
+                tasks.append(asyncio.create_task(w.submit("void", "T01", f"R{n}", VOID)))
             elif what == "tick":  # once the writer has taken what was posted before
                 await until(lambda: w.queue_depth() == 0, "the queue is taken")
                 for _ in range(3):
@@ -542,7 +542,7 @@ steps = st.lists(
 
 async def run_schedule(schedule: list[Step]) -> None:
     async with Harness(snapshot_every=3) as h:
-        sent: list[tuple[str, dict[str, Any], asyncio.Task[Any]]] = []
+        sent: list[tuple[str, Command, asyncio.Task[Any]]] = []
         answered: list[tuple[str, int]] = []  # (round, status) in the order answers came
 
         def heard(round_id: str, task: asyncio.Task[Any]) -> None:
@@ -576,7 +576,7 @@ async def run_schedule(schedule: list[Step]) -> None:
         for (round_id, body, _), result in zip(sent, results, strict=True):
             if result in (200, 201):  # acknowledged: recorded, with this very body
                 row = recorded.get(f"T01|{round_id}|bets")
-                assert row is not None and row.body_sha256 == body_sha256(body)
+                assert row is not None and row.body_sha256 == body_sha256(command_body(body))
             else:  # a 503, or a 409: another body was posted first
                 assert result in (Unavailable, Conflict), result
         # Every recorded event was acknowledged, to its first sender.

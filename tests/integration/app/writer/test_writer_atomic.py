@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 
 import app.writer.position
 import app.writer.writer
-from app.api.schemas import BetsRequest, OutcomeRequest, VoidRequest
 from app.audit.verify_run import verify
 from app.config.floor_config import floor_config
 from app.config.floor_file import load_floor
+from app.state.commands import Command
 from app.state.floor_state import Service
 from app.state.timefmt import format_time
 from app.state.views import outcome_answer
@@ -42,7 +42,7 @@ from tests.integration.app.writer.support import (
     state_is_the_journals,
     until,
 )
-from tests.support import DEMO, Clock, replayed
+from tests.support import DEMO, Clock, replayed, table_command
 
 T01 = {"Authorization": "Bearer demo-table-T01"}
 
@@ -230,7 +230,7 @@ ROYAL = ["AH", "KH", "QH", "JH", "TH"]
 
 def request(
     step: Step, now: int, rounds: list[tuple[str, str, list[int]]]
-) -> tuple[str, str, str, dict[str, Any]] | None:
+) -> tuple[str, str, str, Command] | None:
     """The step as the routes hand it to the writer: (kind, table, round, body)."""
     if step[0] == "bets":
         _, table, boxes = step
@@ -247,15 +247,15 @@ def request(
             posted.append(bet)
         round_id = f"R{len(rounds)}"
         rounds.append((table, round_id, list(range(1, len(boxes) + 1))))
-        body = BetsRequest.model_validate({"closed_at": format_time(now), "boxes": posted})
-        return "bets", table, round_id, body.domain()
+        body = {"closed_at": format_time(now), "boxes": posted}
+        return "bets", table, round_id, table_command("bets", body)
     if not rounds:
         return None
     table, round_id, boxes = rounds[step[1] % len(rounds)]
     if step[0] == "void":
         chosen = boxes[:1] if step[2] else None
-        body_v = VoidRequest.model_validate({"reason": "foreign card (5.8.1)", "boxes": chosen})
-        return "void", table, round_id, body_v.domain()
+        body_v = {"reason": "foreign card (5.8.1)", "boxes": chosen}
+        return "void", table, round_id, table_command("void", body_v)
     deck = [f"{'TJQKA'[c.rank - 10] if c.rank >= 10 else c.rank}{c.suit}" for c in DECK]
     deck = [c for c in deck if c not in ROYAL]
     random.Random(step[3]).shuffle(deck)
@@ -268,7 +268,7 @@ def request(
     }
     if table == "T04":
         outcome["dealer"] = {"cards": [deck.pop() for _ in range(5)], "dealt_at": format_time(now)}
-    return "outcome", table, round_id, OutcomeRequest.model_validate(outcome).domain()
+    return "outcome", table, round_id, table_command("outcome", outcome)
 
 
 def writer_for(journal: MemoryJournal, clock: Clock, snapshot_every: int) -> Writer:
@@ -287,7 +287,7 @@ async def run_history(history: list[tuple[Step, int, str | None]], snapshot_ever
     await writer.recover()
     writer.start()
     rounds: list[tuple[str, str, list[int]]] = []
-    accepted: list[tuple[str, str, str, dict[str, Any], dict[str, Any]]] = []
+    accepted: list[tuple[str, str, str, Command, dict[str, Any]]] = []
     for step, wait, failure in history:
         clock.now += wait
         made = request(step, clock.now, rounds)
@@ -390,7 +390,7 @@ async def test_answers_still_to_come_read_the_state_taken_back_not_the_one_left(
         h.journal.gate.clear()
         task = asyncio.create_task(h.writer.submit("outcome", "T01", "R1", royal_flush_outcome()))
         await until(lambda: h.journal.waiting == 1, "the outcome's append is held")
-        void = VoidRequest.model_validate({"reason": "foreign card (5.8.1)"}).domain()
+        void = table_command("void", {"reason": "foreign card (5.8.1)"})
         with failing("answer", "R1", "void"):
             voided = asyncio.create_task(h.writer.submit("void", "T01", "R1", void))
             committer = h.writer.committer

@@ -24,6 +24,7 @@ from app.writer.group import Submission
 from app.writer.writer import Writer
 from app.writer.writer_settings import WriterSettings
 from jackpot.snapshot import canonical_json
+from tests.support import as_command
 
 DEMO = Path(__file__).resolve().parents[4] / "app" / "demo" / "floor.toml"
 NOW = 1_800_000_000_000
@@ -50,7 +51,8 @@ async def journal_of_a_round() -> list[JournalRow]:
     ):
         clock[0] += 10_000
         future = loop.create_future()
-        await writer.process([Submission(kind, table, table and "R1", body, by, future)])
+        command = as_command(kind, body)
+        await writer.process([Submission(kind, table, table and "R1", command, by, future)])
         assert (await future)[0] in (200, 201)
     return [row async for row in writer.journal.read(0)]
 

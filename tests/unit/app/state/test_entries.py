@@ -19,6 +19,8 @@ from app.state.entries import (
     EntryError,
     FinalizeEntry,
     OutcomeEntry,
+    ProposeEntry,
+    ResetChange,
     VoidEntry,
     entry_dict,
     entry_from_dict,
@@ -215,3 +217,13 @@ def test_a_fixed_award_is_dated_by_the_hand_that_won_it() -> None:
     })  # fmt: skip
     assert isinstance(outcome, OutcomeEntry)
     assert [f.dealt_at for f in outcome.command().fixed] == [10, 20, 99, 99]
+
+
+def test_a_proposed_change_keeps_the_fields_its_kind_has_not() -> None:
+    # A proposal journaled with a field its kind has not: replayed as its kind, kept whole.
+    change = {"kind": "reset", "link": "l", "meter": "m", "reason": "r", "seed": 5}
+    data = {"kind": "propose", "now": 1, "by": "sam", "change": change}
+    entry = entry_from_dict(data)
+    assert entry_dict(entry) == data
+    assert isinstance(entry, ProposeEntry)
+    assert entry.proposed() == ResetChange(link="l", meter="m", reason="r")

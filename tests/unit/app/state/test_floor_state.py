@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
+from app.state.commands import BetsCommand, OutcomeCommand, VoidCommand
 from app.state.floor_state import FloorConfig, Service, TableConfig
+from app.state.kinds import prepare_bets, prepare_outcome, prepare_void
 from app.state.views import bets_answer, outcome_answer, round_view
 from app.store.snapshots import dump_service, load_service
 from jackpot.config import LinkConfig, MeterConfig, Timing
@@ -17,6 +19,7 @@ from jackpot.snapshot import canonical_json
 from tables.bets import TableSettings
 from tables.errors import TablesError
 from tables.games import game
+from tests.support import command_of
 
 
 def config() -> FloorConfig:
@@ -62,8 +65,13 @@ def run(service: Service, entry: dict[str, Any]) -> object:
 def test_bets_answer_accepts_returns_per_rule_5_4() -> None:
     s = Service(config())
     s.apply(
-        s.prepare_bets(
-            "T01", "R1", {"closed_at": 0, "boxes": [box(1), box(2, ante="0")]}, 0, random.Random(1)
+        prepare_bets(
+            s,
+            "T01",
+            "R1",
+            command_of(BetsCommand, {"closed_at": 0, "boxes": [box(1), box(2, ante="0")]}),
+            0,
+            random.Random(1),
         )
     )
     answer = bets_answer(s, "T01", "R1")
@@ -75,15 +83,20 @@ def test_bets_answer_accepts_returns_per_rule_5_4() -> None:
 def test_royal_flush_at_multi_link_pays_the_meter_after_the_watermark() -> None:
     s = Service(config())
     s.apply(
-        s.prepare_bets(
-            "T02", "R1", {"closed_at": 0, "boxes": [box(1), box(4)]}, 0, random.Random(1)
+        prepare_bets(
+            s,
+            "T02",
+            "R1",
+            command_of(BetsCommand, {"closed_at": 0, "boxes": [box(1), box(4)]}),
+            0,
+            random.Random(1),
         )
     )
     body = {
         "boxes": [hand(1, "AS KS QS JS TS", 500), hand(4, "2H 2D 2S 2C 9H", 600, folded=True)],
         "dealer": None,
     }
-    s.apply(s.prepare_outcome("T02", "R1", body, 1_000))
+    s.apply(prepare_outcome(s, "T02", "R1", command_of(OutcomeCommand, body), 1_000))
     awards = outcome_answer(s, "T02", "R1")["awards"]
     assert awards[0]["state"] == "pending" and "amount" not in awards[0]
     # 3.12.1 / 4.3 (multi-link): the folded four of a kind keeps its jackpot: 2,000 (4.2)
@@ -96,8 +109,13 @@ def test_royal_flush_at_multi_link_pays_the_meter_after_the_watermark() -> None:
 def test_5_8_1_duplicate_card_is_refused_naming_the_card_and_changes_nothing() -> None:
     s = Service(config())
     s.apply(
-        s.prepare_bets(
-            "T01", "R1", {"closed_at": 0, "boxes": [box(1), box(2)]}, 0, random.Random(1)
+        prepare_bets(
+            s,
+            "T01",
+            "R1",
+            command_of(BetsCommand, {"closed_at": 0, "boxes": [box(1), box(2)]}),
+            0,
+            random.Random(1),
         )
     )
     before = canonical_json(dump_service(s, 0, ""))
@@ -106,19 +124,19 @@ def test_5_8_1_duplicate_card_is_refused_naming_the_card_and_changes_nothing() -
         "dealer": None,
     }
     with pytest.raises(TablesError, match="AS"):
-        s.prepare_outcome("T01", "R1", body, 1_000)
+        prepare_outcome(s, "T01", "R1", command_of(OutcomeCommand, body), 1_000)
     assert canonical_json(dump_service(s, 0, "")) == before
 
 
 def test_4_7_envy_bonus_at_three_card_poker_from_the_service() -> None:
     s = Service(config())
     bets = {"closed_at": 0, "boxes": [box(1), box(2), box(3, jackpot="0")]}
-    s.apply(s.prepare_bets("T03", "R1", bets, 0, random.Random(1)))
+    s.apply(prepare_bets(s, "T03", "R1", command_of(BetsCommand, bets), 0, random.Random(1)))
     body = {
         "boxes": [hand(1, "AH KH QH", 500), hand(2, "2S 3D 5C", 510), hand(3, "AS KS QS", 520)],
         "dealer": None,
     }
-    s.apply(s.prepare_outcome("T03", "R1", body, 1_000))
+    s.apply(prepare_outcome(s, "T03", "R1", command_of(OutcomeCommand, body), 1_000))
     awards = outcome_answer(s, "T03", "R1")["awards"]
     kinds = sorted((a["box"], a["kind"], a["amount"], a.get("for_box")) for a in awards)
     # Box 1: AKQ hearts 1,250 (4.4) + envy 250 for box 3's AKQ spades (4.7; box 3 had an ante).
@@ -134,10 +152,11 @@ def test_4_7_envy_bonus_at_three_card_poker_from_the_service() -> None:
 def test_singapore_draws_are_recorded_with_the_round_and_replayed() -> None:
     s = Service(config())
     s.apply(
-        s.prepare_bets(
+        prepare_bets(
+            s,
             "T04",
             "R1",
-            {"closed_at": 0, "boxes": [box(1, dealer="1.00")]},
+            command_of(BetsCommand, {"closed_at": 0, "boxes": [box(1, dealer="1.00")]}),
             0,
             random.SystemRandom(),
         )
@@ -150,11 +169,32 @@ def test_singapore_draws_are_recorded_with_the_round_and_replayed() -> None:
 
 def test_void_then_outcome_is_409_and_snapshot_round_trips() -> None:
     s = Service(config())
-    s.apply(s.prepare_bets("T01", "R1", {"closed_at": 0, "boxes": [box(1)]}, 0, random.Random(1)))
-    s.apply(s.prepare_void("T01", "R1", {"reason": "foreign card (5.8.1)", "boxes": None}, 100))
+    s.apply(
+        prepare_bets(
+            s,
+            "T01",
+            "R1",
+            command_of(BetsCommand, {"closed_at": 0, "boxes": [box(1)]}),
+            0,
+            random.Random(1),
+        )
+    )
+    s.apply(
+        prepare_void(
+            s,
+            "T01",
+            "R1",
+            command_of(VoidCommand, {"reason": "foreign card (5.8.1)", "boxes": None}),
+            100,
+        )
+    )
     with pytest.raises(StateConflictError):
-        s.prepare_outcome(
-            "T01", "R1", {"boxes": [hand(1, "AS KS QS JS TS", 50)], "dealer": None}, 200
+        prepare_outcome(
+            s,
+            "T01",
+            "R1",
+            command_of(OutcomeCommand, {"boxes": [hand(1, "AS KS QS JS TS", 50)], "dealer": None}),
+            200,
         )
     state = dump_service(s, 3, "h")
     assert dump_service(load_service(s.config, state), 3, "h") == state
@@ -165,7 +205,16 @@ def test_a_bets_answer_shows_each_boxs_own_contribution() -> None:
     answer formats each distinct amount once)."""
     s = Service(config())
     boxes = [box(1), box(2, jackpot="2.00"), box(3), box(4, jackpot="3.00"), box(5, jackpot="2.00")]
-    s.apply(s.prepare_bets("T04", "R1", {"closed_at": 0, "boxes": boxes}, 0, random.Random(1)))
+    s.apply(
+        prepare_bets(
+            s,
+            "T04",
+            "R1",
+            command_of(BetsCommand, {"closed_at": 0, "boxes": boxes}),
+            0,
+            random.Random(1),
+        )
+    )
     answer = bets_answer(s, "T04", "R1")
     contributions = [(b["box"], b["contribution"]) for b in answer["boxes"]]
     assert contributions == [(1, "0.25"), (2, "0.50"), (3, "0.25"), (4, "0.75"), (5, "0.50")]

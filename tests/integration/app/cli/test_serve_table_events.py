@@ -1,12 +1,9 @@
-"""The table events' lane (app/api/table_lane.py, taken by app/cli/serving.py's protocol)
-answers as the ASGI app does, over real sockets: a uvicorn server in this process with
-`jackpot serve`'s configuration, the whole app on the demo floor (in-memory journal).
-
-The same requests, in the same order, at the same clock, go to one server with the lane
-and one without it: every answer must be the same, status, body and headers (but the
-date). Then the HTTP/1.1 edges the lane meets itself: pipelining, `Connection: close`,
-HTTP/1.0, a body arriving after its head; and those it leaves to ASGI: `Expect:
-100-continue`, a chunked or oversized body, a standby writer.
+"""Table events over real sockets: a uvicorn server in this process with `jackpot
+serve`'s configuration (app/cli/serving.py), the whole app on the demo floor (in-memory
+journal). Every table event of the shared script gets its status and headers; then the
+HTTP/1.1 edges: pipelining, `Connection: close`, HTTP/1.0, a body arriving after its
+head, `Expect: 100-continue`, a chunked or oversized body, a standby writer, a failure
+nobody foresaw.
 """
 
 from __future__ import annotations
@@ -17,13 +14,11 @@ import json
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
-from urllib.parse import unquote
 
 import httpx
 import pytest
 import uvicorn
 
-from app.api.table_lane import Event, TableLane
 from app.cli.serving import uvicorn_config
 from app.compose import WriterProcess
 from app.config.settings import Settings
@@ -37,29 +32,10 @@ BETS = {"closed_at": format_time(START), "boxes": [{"box": 1, "ante": "1.00", "j
 AUTH = b"authorization: Bearer demo-table-T02\r\n"
 
 
-@pytest.fixture
-def lane_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The paths the lane served, in order."""
-    calls: list[str] = []
-    serve = TableLane.serve
-
-    async def counted(self: TableLane, event: Event, headers: Any, body: bytes) -> Any:
-        calls.append(event.string)
-        return await serve(self, event, headers, body)
-
-    monkeypatch.setattr(TableLane, "serve", counted)
-    return calls
-
-
 @contextlib.asynccontextmanager
-async def served(
-    clock: list[int], *, lane: bool = True
-) -> AsyncIterator[tuple[int, WriterProcess]]:
+async def served(clock: list[int]) -> AsyncIterator[tuple[int, WriterProcess]]:
     process = build_server(clock=lambda: clock[0], outcome_wait_s=0.05)
     config = uvicorn_config(process.app, Settings(port=0), log_level="warning")
-    assert isinstance(config.table_lane, TableLane)  # what `jackpot serve` runs with
-    if not lane:
-        config.table_lane = None
     config.timeout_graceful_shutdown = 2
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
@@ -72,10 +48,10 @@ async def served(
         await task
 
 
-async def answers(lane: bool) -> list[tuple[int, list[tuple[str, str]], Any]]:
+async def answers() -> list[tuple[int, list[tuple[str, str]], Any]]:
     got = []
     async with (
-        served(clock := [START], lane=lane) as (port, _),
+        served(clock := [START]) as (port, _),
         httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client,
     ):
         for i, (method, path, headers, body) in enumerate(
@@ -92,23 +68,15 @@ async def answers(lane: bool) -> list[tuple[int, list[tuple[str, str]], Any]]:
     return got
 
 
-async def test_the_lane_answers_every_table_event_as_the_asgi_app(lane_calls: list[str]) -> None:
-    through_lane = await answers(lane=True)
-    served_by_lane = list(lane_calls)
-    lane_calls.clear()
-    through_asgi = await answers(lane=False)
-    assert lane_calls == []
-    assert through_lane == through_asgi
-    statuses = [status for status, _, _ in through_lane]
-    assert statuses == TABLE_EVENT_STATUSES
-    # Each table event's POST went through the lane; the GET, PUT and the path with a
-    # trailing slash are not table events.
-    posts = [p for m, p, _, _ in table_event_script(str) if m == "POST" and not p.endswith("/")]
-    assert served_by_lane == [unquote(p) for p in posts]  # the lane sees the decoded path
+async def test_every_table_event_is_answered_over_a_socket() -> None:
+    got = await answers()
+    assert [status for status, _, _ in got] == TABLE_EVENT_STATUSES
     # The request id is echoed, and the table's answers keep their media types.
-    assert ("x-request-id", "req-0") in through_lane[0][1]
-    assert ("content-type", "application/json") in through_lane[0][1]
-    assert ("content-type", "application/problem+json") in through_lane[3][1]
+    assert ("x-request-id", "req-0") in got[0][1]
+    assert ("content-type", "application/json") in got[0][1]
+    assert ("content-type", "application/problem+json") in got[3][1]
+    # Every answer declares its length (its head goes out with its body: HeadWithBody).
+    assert all(("transfer-encoding", "chunked") not in headers for _, headers, _ in got)
 
 
 def bets_request(round_id: str, *extra: bytes, body: bytes | None = None) -> bytes:
@@ -139,7 +107,7 @@ async def read_answers(reader: asyncio.StreamReader, n: int) -> list[tuple[bytes
     return out
 
 
-async def test_pipelined_table_events_are_answered_in_order(lane_calls: list[str]) -> None:
+async def test_pipelined_table_events_are_answered_in_order() -> None:
     async with served([START]) as (port, _):
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         writer.write(bets_request("P1") + bets_request("P2") + bets_request("P3"))
@@ -147,12 +115,9 @@ async def test_pipelined_table_events_are_answered_in_order(lane_calls: list[str
         writer.close()
     assert [json.loads(body)["round"] for _, body in got] == ["P1", "P2", "P3"]
     assert all(head.startswith(b"HTTP/1.1 200 OK\r\n") for head, _ in got)
-    assert lane_calls == [f"/v1/tables/T02/rounds/P{i}/bets" for i in (1, 2, 3)]
 
 
-async def test_connection_close_and_http_1_0_get_their_answer_then_the_connection_closes(
-    lane_calls: list[str],
-) -> None:
+async def test_connection_close_and_http_1_0_get_their_answer_then_the_connection_closes() -> None:
     async with served([START]) as (port, _):
         for request in (
             bets_request("C1", b"connection: close\r\n"),
@@ -167,10 +132,9 @@ async def test_connection_close_and_http_1_0_get_their_answer_then_the_connectio
             assert head.startswith(b"HTTP/1.1 200 OK\r\n")
             assert b"\r\nconnection: close" in head
             assert json.loads(body)["round"] in ("C1", "C2")
-    assert len(lane_calls) == 2
 
 
-async def test_a_body_that_comes_after_its_head_is_waited_for(lane_calls: list[str]) -> None:
+async def test_a_body_that_comes_after_its_head_is_waited_for() -> None:
     async with served([START]) as (port, _):
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         request = bets_request("S1")
@@ -178,15 +142,14 @@ async def test_a_body_that_comes_after_its_head_is_waited_for(lane_calls: list[s
         writer.write(request[: len(request) - 40])
         await writer.drain()
         await asyncio.sleep(0.2)
-        assert head and lane_calls == []  # the lane waits for the whole body
+        assert head and not reader.at_eof()  # no answer yet: the body is waited for
         writer.write(body)
         [(answer, payload)] = await read_answers(reader, 1)
         writer.close()
     assert answer.startswith(b"HTTP/1.1 200 ") and json.loads(payload)["round"] == "S1"
-    assert lane_calls == ["/v1/tables/T02/rounds/S1/bets"]
 
 
-async def test_what_the_lane_leaves_to_asgi_is_answered_there(lane_calls: list[str]) -> None:
+async def test_continue_chunked_oversized_and_standby_are_answered() -> None:
     body = json.dumps(BETS).encode()
     async with served([START]) as (port, process):
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
@@ -208,16 +171,15 @@ async def test_what_the_lane_leaves_to_asgi_is_answered_there(lane_calls: list[s
             big = await client.post(path.format("B1"), content=b" " * 70_000, headers=auth)
             assert big.status_code == 413
             assert big.headers["content-type"] == "application/problem+json"
-            process.writer.standby = True
+            process.writer.stand_by()
             standby = await client.post(path.format("W1"), json=BETS, headers=auth)
-            process.writer.standby = False
+            process.writer.lead()
             assert standby.status_code == 503 and standby.headers["retry-after"] == "1"
             assert standby.json()["title"] == "Not the leading writer"
-    assert lane_calls == []
 
 
 async def test_an_unforeseen_failure_is_a_500_logged_and_counted(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, lane_calls: list[str]
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     async def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("nobody foresaw this")
@@ -239,8 +201,7 @@ async def test_an_unforeseen_failure_is_a_500_logged_and_counted(
         "text/plain; charset=utf-8",
         "Internal Server Error",
     )
-    assert r.headers["x-request-id"] == "boom-1" and again.status_code == 500
+    assert again.status_code == 500
     assert 'jackpot_http_responses_total{code="500"} 2.0' in metrics
     failures = [rec for rec in caplog.records if "nobody foresaw" in (rec.exc_text or "")]
     assert [getattr(rec, "request_id", None) for rec in failures] == ["boom-1", "boom-1"]
-    assert len(lane_calls) == 2

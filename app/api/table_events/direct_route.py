@@ -1,22 +1,15 @@
 """The table events' direct route: from the ASGI call straight to their handlers.
 
-Bets, outcomes and voids are nearly all of the server's traffic (each round of each
-table posts one of each kind). Through FastAPI's routing each passed the exception
-middleware, the router's scan of every route, `APIRoute.handle`, the request-response
-wrapper and the dependency solver: as many py-spy samples as the endpoint itself under
-`bench/bench_http.py`'s load (7.0 % and 7.5 %); without them the server's CPU per bets
-request fell by a quarter (docs/operations.md). `FastPathApp` matches
-`POST /v1/tables/{table}/rounds/{round}/{kind}` before FastAPI's own stack too (its
-telemetry checks, about 15 µs of a bets request's API side, issue 21) and runs it
-through the app's edge middleware (request context, body limit: `edge`) and Starlette's
-500 answer, as FastAPI would; `TableEvents` then calls the very handlers the FastAPI
-routes call (app/api/table_routes.py), answering their errors with the very exception
-handlers the app registered (app/api/problems.py). So the answers are the routes'
-answers by construction, and the OpenAPI description is the routes'. Everything else,
-any other method on these paths included (405), goes on through FastAPI unchanged.
-`jackpot serve` takes most table events one step earlier still, in its HTTP protocol
-(app/api/table_lane.py). FastAPI's native OpenTelemetry spans (off unless a tracer is
-configured) do not cover table events.
+Bets, outcomes and voids are nearly all of the server's traffic. `FastPathApp` matches
+`POST /v1/tables/{table}/rounds/{round}/{kind}` before FastAPI's own stack (its
+exception middleware, router scan, dependency solver: docs/performance.md) and runs it
+through the app's edge middleware (`Edge`: request context, body limit, standby gate) and
+Starlette's 500 answer, as FastAPI would; `TableEvents` then calls the very handlers the
+FastAPI routes call (handlers.py), answering their errors with the very exception
+handlers the app registered (app/api/problems.py). So the answers are the routes' by
+construction, and the OpenAPI description is the routes'. Everything else, any other
+method on these paths included (405), goes on through FastAPI unchanged. FastAPI's
+native OpenTelemetry spans (off unless a tracer is configured) do not cover table events.
 """
 
 from __future__ import annotations
@@ -28,11 +21,9 @@ from typing import Any
 from fastapi import FastAPI
 from starlette.middleware.errors import ServerErrorMiddleware
 from starlette.requests import Request
-from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.api.requests import TableEvent
-from app.api.table_routes import EventHandler
+from app.api.table_events.handlers import EventHandler, TableEvent
 
 KINDS = ("bets", "outcome", "void")
 # Starlette's `{name}` path parameter is `[^/]+`: the same paths as the routes match.
@@ -105,22 +96,14 @@ class TableEvents:
         assert match is not None  # FastPathApp sends only these
         request = Request(scope, receive)
         event = TableEvent(request.headers.get("authorization"), match[1], match[2], request.body)
-        response = await self.answer(match[3], event, lambda: request)
-        await response(scope, receive, send)
-
-    async def answer(
-        self, kind: str, event: TableEvent, request: Callable[[], Request]
-    ) -> Response:
-        """The event's answer; a failure nobody foresaw is raised (a 500 to whoever
-        serves it). `request`: the Starlette request an exception handler is given."""
         try:
-            return await self.events[kind](event)
+            response = await self.events[match[3]](event)
         except Exception as error:
             handler = self._handler(error)
             if handler is None:
                 raise  # as FastAPI: the server-error middleware answers 500 and logs it
-            response: Response = await handler(request(), error)
-            return response
+            response = await handler(request, error)
+        await response(scope, receive, send)
 
     def _handler(self, error: Exception) -> Handler | None:
         """The handler of the error's nearest class, as Starlette looks it up."""

@@ -1,4 +1,5 @@
-"""The table events' direct route (app/api/table_fastpath.py) answers exactly as FastAPI's routing.
+"""The table events' direct route (app/api/table_events/direct_route.py) answers exactly
+as FastAPI's routing.
 
 The same requests, in the same order, at the same clock, go to two apps: one as served
 (table events through the direct route) and one without it (through FastAPI's router).
@@ -18,7 +19,7 @@ from starlette.middleware.errors import ServerErrorMiddleware
 
 from app.api.body_limit import BodyLimit
 from app.api.standby import StandbyGate
-from app.api.table_fastpath import FastPathApp, TableEvents
+from app.api.table_events.direct_route import FastPathApp, TableEvents
 from app.ops.logs import RequestContextMiddleware
 from app.state.timefmt import format_time
 from tests.integration.app.support import TABLE_EVENT_STATUSES, build_server, table_event_script
@@ -96,8 +97,6 @@ def test_every_table_event_has_its_endpoint_inside_the_apps_edge() -> None:
     assert isinstance(route, TableEvents)
     assert sorted(route.events) == ["bets", "outcome", "void"]
     assert route.handlers is app.exception_handlers
-    # The server's lane (app/api/table_lane.py) answers through the very same handlers.
-    assert app.state.table_lane.events is route
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The table events' direct route (app/api/table_fastpath.py), taken before FastAPI's own
+"""The table events' direct route (app/api/table_events/direct_route.py), taken before FastAPI's own
 stack: a failure nobody foresaw is answered as FastAPI answers it (Starlette's 500), and
 the request context still sees it."""
 
@@ -10,7 +10,7 @@ from typing import Any, cast
 import httpx
 import pytest
 
-from app.api.table_fastpath import FastPathApp
+from app.api.table_events.direct_route import FastPathApp
 from app.state.timefmt import format_time
 from app.writer.writer import Writer
 from tests.integration.app.support import build_server

@@ -1,0 +1,124 @@
+"""The commands a request hands to the writer: one class per table event and per
+operator command, decoded once at the edge (app/api) and made an entry by its kind's
+`prepare` (app/state/kinds.py). Money is in micro-units and times in ms, as in entries.
+
+A table event's command is also what the journal's `body_sha256` covers
+(`command_body`): its fields are the request body's, money and times parsed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, TypeAlias
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from app.state.entries import PostedBox, PostedDealer, PostedHand
+
+
+class _Command(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    kind: ClassVar[str]
+
+
+# -- a table's round events ----------------------------------------------------------
+
+
+class BetsCommand(_Command, frozen=True):
+    kind: ClassVar[str] = "bets"
+    closed_at: int
+    boxes: list[PostedBox]
+
+
+class OutcomeCommand(_Command, frozen=True):
+    kind: ClassVar[str] = "outcome"
+    boxes: list[PostedHand]  # cards in upper case
+    dealer: PostedDealer | None = None
+
+
+class VoidCommand(_Command, frozen=True):
+    kind: ClassVar[str] = "void"
+    reason: str
+    boxes: list[int] | None = None
+
+
+# -- a supervisor's change of a meter, and dual control ------------------------------
+
+
+class _MeterCommand(_Command, frozen=True, kw_only=True, tag_field="kind"):
+    """A change of a meter: tagged with its kind (as a proposal records it), then its
+    fields in the order a proposal shows them. `version`: the rules it is applied by
+    (docs/journal.md, versions), absent in the entries of older servers."""
+
+
+class SeedCommand(_MeterCommand, frozen=True, kw_only=True, tag="seed"):
+    kind: ClassVar[str] = "seed"
+    link: str
+    meter: str
+    seed: int
+    reason: str
+    version: int | UnsetType = UNSET
+
+
+class ResetCommand(_MeterCommand, frozen=True, kw_only=True, tag="reset"):
+    kind: ClassVar[str] = "reset"
+    link: str
+    meter: str
+    reason: str
+
+
+class CorrectCommand(_MeterCommand, frozen=True, kw_only=True, tag="correct"):
+    kind: ClassVar[str] = "correct"
+    version: int | UnsetType = UNSET
+    correction: str  # adjust, hand_paid, void_round (5.24)
+    link: str
+    meter: str
+    amount: int  # signed for adjust
+    reset: bool
+    table: str | None
+    round: str | None
+    reason: str
+
+
+MeterCommand: TypeAlias = SeedCommand | ResetCommand | CorrectCommand
+
+
+class ProposeCommand(_Command, frozen=True):
+    """A meter change held until a second supervisor approves it."""
+
+    kind: ClassVar[str] = "propose"
+    change: MeterCommand
+
+    def proposed(self) -> dict[str, Any]:
+        """The change as the proposal (and its entry) records it: its kind, then its fields."""
+        change: dict[str, Any] = msgspec.to_builtins(self.change)
+        return change
+
+
+class ApproveCommand(_Command, frozen=True):
+    kind: ClassVar[str] = "approve"
+    id: str
+
+
+class RejectCommand(_Command, frozen=True):
+    kind: ClassVar[str] = "reject"
+    id: str
+    reason: str
+
+
+Command: TypeAlias = (
+    BetsCommand
+    | OutcomeCommand
+    | VoidCommand
+    | SeedCommand
+    | ResetCommand
+    | CorrectCommand
+    | ProposeCommand
+    | ApproveCommand
+    | RejectCommand
+)
+
+
+def command_body(command: Command | None) -> dict[str, Any]:
+    """The command as JSON builtins: what a retry's body is compared by (its hash)."""
+    body: dict[str, Any] = {} if command is None else msgspec.to_builtins(command)
+    return body
