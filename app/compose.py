@@ -17,13 +17,17 @@ import os
 import socket
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypedDict
 
 from fastapi import FastAPI
 
+from app.api.account_changes import AccountChanges
 from app.api.application import create_app, create_display_app
 from app.api.auth import floor_tokens
 from app.api.health import probe_database
+from app.api.local_control import local_control
+from app.api.passwords import Passwords
 from app.config.floor_config import floor_config
 from app.config.floor_file import Floor as FloorFile
 from app.config.settings import Settings
@@ -73,14 +77,20 @@ def writer_process(
     clock: Clock = wall_clock_ms,
     outcome_wait_s: float | None = None,
     snapshot_growth: int | None = None,
+    passwords: Passwords | None = None,
+    control_socket: Path | None = None,
 ) -> WriterProcess:
     """The server `jackpot serve` runs. With `journal` given (tests) it is used as is, and
     this process leads; otherwise PostgreSQL: DATABASE_URL, or an embedded server under
     settings.data_dir, migrated at start, and the lease decides whether it leads.
-    `outcome_wait_s` and `snapshot_growth`: None keeps the writer's own."""
-    config, tokens = floor_config(floor), floor_tokens(floor)
+    `outcome_wait_s` and `snapshot_growth`: None keeps the writer's own; `passwords`:
+    argon2id's recommended parameters unless given (tests take cheaper ones);
+    `control_socket`: the local control socket (app/api/local_control.py), by default
+    settings.data_dir/control.sock on the server's database, none on a given journal."""
+    config = floor_config(floor)
     database = None
     if journal is None:
+        control_socket = control_socket or settings.data_dir / "control.sock"
         database = ServerDatabase(settings.database_url, settings.data_dir)
         journal = PostgresJournal(database)
     broadcaster = broadcaster or build_broadcaster(settings, "writer")
@@ -96,6 +106,8 @@ def writer_process(
         outcome_wait_s=outcome_wait_s,
         snapshot_growth=snapshot_growth,
     )
+    # The accounts are the writer's state as the journal leaves them (it may be replaced).
+    tokens = floor_tokens(floor, lambda: writer.service.accounts)
     metrics.watch_writer(writer)
     metrics.watch_broadcaster(broadcaster)
     leadership = None
@@ -104,13 +116,19 @@ def writer_process(
         leadership = build_leadership(settings, database, journal, writer, broadcaster)
         metrics.watch_leadership(leadership)
     state = State(writer=writer, metrics=metrics, broadcaster=broadcaster)
+    passwords = passwords or Passwords()
 
     @contextlib.asynccontextmanager
     async def running() -> AsyncIterator[State]:
         async with run_writer(state, journal, database, leadership):
-            yield state
+            if control_socket is None:
+                yield state
+                return
+            changes = AccountChanges(writer, tokens, passwords)
+            async with local_control(control_socket, changes):
+                yield state
 
-    app = create_app(settings, tokens, writer, broadcaster, metrics, running)
+    app = create_app(settings, tokens, writer, broadcaster, metrics, running, passwords)
     return WriterProcess(app, writer, metrics, broadcaster, journal, database, leadership)
 
 

@@ -13,9 +13,12 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from app.api import problems
+from app.api.account_changes import AccountChanges
+from app.api.account_routes import ACCOUNT_BODIES, account_routes
 from app.api.auth import Tokens
 from app.api.body_limit import BodyLimit
 from app.api.health import health_answer, writer_health
+from app.api.passwords import Passwords
 from app.api.router import BODIES_READ_BY_ROUTES, router
 from app.api.schemas import problem_responses
 from app.api.standby import StandbyGate
@@ -58,6 +61,7 @@ def create_app(
     broadcaster: Broadcaster,
     metrics: PrometheusMetrics,
     running: Running,
+    passwords: Passwords | None = None,
 ) -> FastAPI:
     """A writer process's app: the routes over `writer`, the edge around them, displays
     fed by `broadcaster`, /metrics and /health. `running` starts and stops what they use."""
@@ -78,7 +82,9 @@ def create_app(
     ]
     direct_route.install(app, events, edge)
     app.include_router(api)
-    _describe_bodies(app, BODIES_READ_BY_ROUTES)
+    changes = AccountChanges(writer, tokens, passwords or Passwords())
+    app.include_router(account_routes(changes))
+    _describe_bodies(app, (*BODIES_READ_BY_ROUTES, *ACCOUNT_BODIES))
     app.include_router(metrics_router(metrics))
     app.include_router(console_router())
     app.include_router(

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 import uvicorn
 
+import app.cli.accounts as accounts
 import app.cli.audit as audit
 import app.cli.operators as operators
 import app.cli.simulate as simulate
@@ -229,6 +230,7 @@ class _Server(uvicorn.Server):
 # The auditors' and the operators' commands, each group under its own module.
 cli.add_typer(audit.commands)
 cli.add_typer(operators.commands)
+cli.add_typer(accounts.accounts, name="operators")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

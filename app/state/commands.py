@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from app.state.account_commands import AccountCommand
 from app.state.entries import PostedBox, PostedDealer, PostedHand
 
 
@@ -115,6 +116,7 @@ Command: TypeAlias = (
     | ProposeCommand
     | ApproveCommand
     | RejectCommand
+    | AccountCommand
 )
 
 

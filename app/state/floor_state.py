@@ -16,6 +16,7 @@ from typing import Any
 
 import msgspec
 
+from app.state.accounts import Accounts
 from app.state.entries import Entry, entry_from_dict
 from app.state.entries import idempotency_key as idempotency_key
 from app.state.kinds import KINDS
@@ -41,6 +42,8 @@ class Service:
     # views show them pending until it is, so that no table is told a final amount that a
     # failed commit would take back. Kept by the writer; empty in a rebuilt service.
     uncommitted: set[str] = field(default_factory=set)
+    # Operator accounts, personal tokens, tables' keys (app/state/accounts.py).
+    accounts: Accounts = field(default_factory=Accounts)
 
     def __post_init__(self) -> None:
         self.floor = Floor(self.config.links, self.config.timing, self.config.retain_ms)

@@ -17,6 +17,7 @@ from typing import Any, Protocol, cast
 
 from msgspec import to_builtins
 
+from app.state.account_kinds import ACCOUNT_KINDS, answer_account, prepare_account
 from app.state.commands import (
     BetsCommand,
     Command,
@@ -396,3 +397,7 @@ KINDS: dict[str, Kind] = {
     "approve": Kind(_approve, _prepare_change, _operator_answer),
     "reject": Kind(_reject, _prepare_change, _operator_answer),
 }
+# Operator accounts, personal tokens, tables' keys (app/state/account_kinds.py).
+KINDS.update(
+    {kind: Kind(apply, prepare_account, answer_account) for kind, apply in ACCOUNT_KINDS.items()}
+)

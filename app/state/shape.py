@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from app.state.accounts import Accounts
 from app.state.entries import Decision, Drawn, PostedBox
 from jackpot.config import LinkConfig, Timing
 from jackpot.floor import Floor
@@ -58,5 +59,6 @@ class FloorData(Protocol):
     proposals: dict[str, dict[str, Any]]
     audit: list[dict[str, Any]]
     uncommitted: set[str]
+    accounts: Accounts
 
     def table(self, table: str) -> TableConfig: ...

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from app.state.accounts import dump_accounts, load_accounts
 from app.state.entries import Decision, Drawn, PostedBox
 from app.state.floor_state import RoundExtras, Service
 from app.store.packing import pack
@@ -22,7 +23,7 @@ from jackpot.snapshot import canonical_json
 
 
 def dump_service(service: Service, seq: int, head: str) -> dict[str, Any]:
-    return {
+    state = {
         "seq": seq,
         "head": head,
         "floor": snapshot.dump(service.floor),
@@ -41,6 +42,10 @@ def dump_service(service: Service, seq: int, head: str) -> dict[str, Any]:
         "proposals": service.proposals,
         "audit": service.audit,
     }
+    # Only once there are accounts: the snapshots of a floor without keep their bytes.
+    if not service.accounts.empty():
+        state["accounts"] = dump_accounts(service.accounts)
+    return state
 
 
 def load_service(config: Any, state: dict[str, Any]) -> Service:
@@ -63,6 +68,7 @@ def load_service(config: Any, state: dict[str, Any]) -> Service:
     # Copies: the caller may keep the state dict.
     service.proposals = copy.deepcopy(state["proposals"])
     service.audit = list(state["audit"])
+    service.accounts = load_accounts(state.get("accounts"))
     return service
 
 

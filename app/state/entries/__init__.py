@@ -16,6 +16,7 @@ from typing import Any, TypeAlias, get_args
 import msgspec
 from msgspec import UNSET
 
+from app.state.entries.accounts import AccountEntry
 from app.state.entries.base import EntryError, idempotency_key, version_of
 from app.state.entries.operators import (
     ApproveEntry,
@@ -54,7 +55,7 @@ __all__ = [
     "OperatorEntry", "OutcomeEntry", "PostedBox", "PostedDealer", "PostedHand",
     "ProposeEntry", "RejectEntry", "ResetChange", "ResetEntry", "SeedChange", "SeedEntry",
     "VoidEntry", "change_of", "entry_dict", "entry_draws", "entry_from_dict", "entry_text",
-    "idempotency_key", "version_of",
+    "idempotency_key", "version_of", "AccountEntry",
 ]  # fmt: skip
 
 Entry: TypeAlias = (
@@ -69,6 +70,7 @@ Entry: TypeAlias = (
     | ProposeEntry
     | ApproveEntry
     | RejectEntry
+    | AccountEntry
 )
 
 

@@ -13,6 +13,7 @@ import httpx
 from fastapi import FastAPI
 from prometheus_client.parser import text_string_to_metric_families
 
+from app.api.passwords import Passwords
 from app.compose import WriterProcess, writer_process
 from app.config.floor_file import Floor as FloorFile
 from app.config.floor_file import parse_floor
@@ -35,6 +36,7 @@ def build_server(
     outcome_wait_s: float | None = None,
     snapshot_growth: int | None = None,
     broadcaster: Broadcaster | None = None,
+    passwords: Passwords | None = None,
     **settings: Any,
 ) -> WriterProcess:
     """A writer process as `jackpot serve` builds it, on `floor` (the demo floor, with dual
@@ -54,6 +56,7 @@ def build_server(
         outcome_wait_s=outcome_wait_s,
         snapshot_growth=snapshot_growth,
         clock=clock if clock is not None else wall_clock_ms,
+        passwords=passwords,
     )
 
 

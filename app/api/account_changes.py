@@ -1,0 +1,96 @@
+"""Account changes as the routes and the server's local command make them: the floor file's
+operators taken over first (once), passwords hashed off the writer, dual control decided,
+each change one journal entry through the writer (docs/design.md "Accounts")."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from app.api.auth import Tokens
+from app.api.passwords import Passwords
+from app.state.account_commands import (
+    AccountCommand,
+    AccountCreateCommand,
+    AccountDisableCommand,
+    AccountEnableCommand,
+    AccountGrantCommand,
+    AccountPasswordCommand,
+    AccountRoleCommand,
+    ImportedOperatorCommand,
+    OperatorsImportCommand,
+)
+from app.state.accounts import AccountRole
+from app.writer.writer import Writer
+from jackpot.errors import StateConflictError
+
+# `by` of a change made with `jackpot operators ...` on the server's machine.
+LOCAL = "local"
+
+
+class AccountChanges:
+    def __init__(self, writer: Writer, tokens: Tokens, passwords: Passwords) -> None:
+        self.writer, self.tokens, self.passwords = writer, tokens, passwords
+
+    async def submit(self, command: AccountCommand, by: str) -> tuple[int, dict[str, Any]]:
+        await self.take_over_floor_operators(by)
+        return await self.writer.submit(command.kind, None, None, command, by=by)
+
+    async def take_over_floor_operators(self, by: str) -> None:
+        """Before the first account change, the floor file's [[operators]] become
+        accounts: one entry, once; the tokens they hold go on working."""
+        operators = [
+            ImportedOperatorCommand(name=name, role=role, token_sha256=digest)
+            for name, role, digest in self.tokens.floor_operators()
+        ]
+        if self.writer.service.accounts.held or not operators:
+            return
+        # Another request may have taken them over first: then this one is refused.
+        with contextlib.suppress(StateConflictError):
+            await self.writer.submit(
+                "operators_import", None, None, OperatorsImportCommand(operators=operators), by=by
+            )
+
+    def _dual(self, by: str, role: str) -> bool:
+        """Whether granting `role` waits for a second supervisor: with dual control, a
+        supervisor granted by a supervisor. The server's machine grants it at once (the
+        first supervisors come from there, as the floor file's did)."""
+        return (
+            role == AccountRole.supervisor
+            and by != LOCAL
+            and self.writer.service.config.dual_control
+        )
+
+    async def create(
+        self, by: str, name: str, display_name: str, role: str, password: str
+    ) -> dict[str, Any]:
+        digest = await self.passwords.hash(password)
+        pending = self._dual(by, role)
+        command = AccountCreateCommand(
+            name=name,
+            display_name=display_name,
+            role=AccountRole.operator if pending else role,
+            password=digest,
+            pending_role=role if pending else None,
+        )
+        return (await self.submit(command, by))[1]
+
+    async def disable(self, by: str, name: str, reason: str) -> dict[str, Any]:
+        return (await self.submit(AccountDisableCommand(name=name, reason=reason), by))[1]
+
+    async def enable(self, by: str, name: str, reason: str) -> dict[str, Any]:
+        return (await self.submit(AccountEnableCommand(name=name, reason=reason), by))[1]
+
+    async def set_password(self, by: str, name: str, password: str) -> dict[str, Any]:
+        self.writer.service.accounts.account(name)  # 404 before the hash's work
+        digest = await self.passwords.hash(password)
+        return (await self.submit(AccountPasswordCommand(name=name, password=digest), by))[1]
+
+    async def set_role(self, by: str, name: str, role: str) -> tuple[int, dict[str, Any]]:
+        """The answer, 202 when the grant waits for a second supervisor."""
+        pending = self._dual(by, role)
+        _, answer = await self.submit(AccountRoleCommand(name=name, role=role, pending=pending), by)
+        return (202 if pending else 200), answer
+
+    async def decide(self, by: str, name: str, approve: bool) -> dict[str, Any]:
+        return (await self.submit(AccountGrantCommand(name=name, approve=approve), by))[1]
