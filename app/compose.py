@@ -28,6 +28,7 @@ from app.api.auth import floor_tokens
 from app.api.health import probe_database
 from app.api.local_control import local_control
 from app.api.passwords import Passwords
+from app.api.sessions import SignInPolicy, SignIns, watch_signins
 from app.config.floor_config import floor_config
 from app.config.floor_file import Floor as FloorFile
 from app.config.settings import Settings
@@ -38,6 +39,7 @@ from app.state.views import meters
 from app.store.database import ServerDatabase
 from app.store.journal import Journal, PostgresJournal
 from app.store.lease import PostgresLease, Term
+from app.store.sessions import MemorySessions, PostgresSessions
 from app.writer.leadership import Leadership
 from app.writer.writer import Writer
 from app.writer.writer_settings import WriterSettings, wall_clock_ms
@@ -79,6 +81,7 @@ def writer_process(
     snapshot_growth: int | None = None,
     passwords: Passwords | None = None,
     control_socket: Path | None = None,
+    signin_policy: SignInPolicy | None = None,
 ) -> WriterProcess:
     """The server `jackpot serve` runs. With `journal` given (tests) it is used as is, and
     this process leads; otherwise PostgreSQL: DATABASE_URL, or an embedded server under
@@ -86,7 +89,8 @@ def writer_process(
     `outcome_wait_s` and `snapshot_growth`: None keeps the writer's own; `passwords`:
     argon2id's recommended parameters unless given (tests take cheaper ones);
     `control_socket`: the local control socket (app/api/local_control.py), by default
-    settings.data_dir/control.sock on the server's database, none on a given journal."""
+    settings.data_dir/control.sock on the server's database, none on a given journal;
+    `signin_policy`: the floor file's sign-in settings unless given."""
     config = floor_config(floor)
     database = None
     if journal is None:
@@ -107,7 +111,7 @@ def writer_process(
         snapshot_growth=snapshot_growth,
     )
     # The accounts are the writer's state as the journal leaves them (it may be replaced).
-    tokens = floor_tokens(floor, lambda: writer.service.accounts)
+    tokens = floor_tokens(floor, lambda: writer.service.accounts, clock)
     metrics.watch_writer(writer)
     metrics.watch_broadcaster(broadcaster)
     leadership = None
@@ -117,6 +121,14 @@ def writer_process(
         metrics.watch_leadership(leadership)
     state = State(writer=writer, metrics=metrics, broadcaster=broadcaster)
     passwords = passwords or Passwords()
+    signins = SignIns(
+        MemorySessions() if database is None else PostgresSessions(database),
+        lambda: writer.service.accounts,
+        passwords,
+        signin_policy or SignInPolicy.of(floor),
+        clock,
+    )
+    watch_signins(metrics, signins)
 
     @contextlib.asynccontextmanager
     async def running() -> AsyncIterator[State]:
@@ -128,7 +140,7 @@ def writer_process(
             async with local_control(control_socket, changes):
                 yield state
 
-    app = create_app(settings, tokens, writer, broadcaster, metrics, running, passwords)
+    app = create_app(settings, tokens, writer, broadcaster, metrics, running, passwords, signins)
     return WriterProcess(app, writer, metrics, broadcaster, journal, database, leadership)
 
 

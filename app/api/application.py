@@ -21,6 +21,8 @@ from app.api.health import health_answer, writer_health
 from app.api.passwords import Passwords
 from app.api.router import BODIES_READ_BY_ROUTES, router
 from app.api.schemas import problem_responses
+from app.api.sessions import SessionGate, SignIns
+from app.api.signin_routes import SIGNIN_BODIES, signin_routes
 from app.api.standby import StandbyGate
 from app.api.table_events import direct_route
 from app.api.table_events.direct_route import Edge, FastPathApp
@@ -62,6 +64,7 @@ def create_app(
     metrics: PrometheusMetrics,
     running: Running,
     passwords: Passwords | None = None,
+    signins: SignIns | None = None,
 ) -> FastAPI:
     """A writer process's app: the routes over `writer`, the edge around them, displays
     fed by `broadcaster`, /metrics and /health. `running` starts and stops what they use."""
@@ -80,11 +83,16 @@ def create_app(
         (BodyLimit, {"limit": settings.max_body_bytes}),
         (StandbyGate, {"writer": writer}),
     ]
+    if signins is not None:
+        # Inside the edge: a refusal is logged and counted as every answer is.
+        app.add_middleware(SessionGate, signins=signins)
     direct_route.install(app, events, edge)
     app.include_router(api)
     changes = AccountChanges(writer, tokens, passwords or Passwords())
     app.include_router(account_routes(changes))
-    _describe_bodies(app, (*BODIES_READ_BY_ROUTES, *ACCOUNT_BODIES))
+    if signins is not None:
+        app.include_router(signin_routes(signins, tokens, writer))
+    _describe_bodies(app, (*BODIES_READ_BY_ROUTES, *ACCOUNT_BODIES, *SIGNIN_BODIES))
     app.include_router(metrics_router(metrics))
     app.include_router(console_router())
     app.include_router(

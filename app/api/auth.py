@@ -130,12 +130,16 @@ class Tokens:
         )
 
 
-def floor_tokens(floor: Floor, accounts: Callable[[], Accounts] | None = None) -> Tokens:
+def floor_tokens(
+    floor: Floor,
+    accounts: Callable[[], Accounts] | None = None,
+    clock: Callable[[], int] = wall_clock_ms,
+) -> Tokens:
     """The floor file's table and operator tokens (stored as their SHA-256), and the
-    accounts the journal holds (`accounts`: None, none)."""
+    accounts the journal holds (`accounts`: None, none); `clock` judges expiries."""
     principals = {t.token_sha256: Principal("table", t.id) for t in floor.tables}
     for op in floor.operators:
         principals[op.token_sha256] = Principal(op.role, op.name)
     if accounts is None:
         return Tokens(principals)
-    return Tokens(principals, accounts)
+    return Tokens(principals, accounts, clock)

@@ -154,6 +154,17 @@ class Floor(_Section):
     # Settled, void and expired rounds are kept in memory this long (then the journal).
     retain_ms: StrictInt = Field(default=900_000, ge=0)
     dual_control: StrictBool = False  # a supervisor's change needs a second supervisor
+    # Operators' sign-in (docs/design.md "Sign-in and sessions"): a console session ends
+    # after session_idle_ms without a request, and session_lifetime_ms after it began; a
+    # name (an address) is locked out signin_lockout_ms after so many failed sign-ins
+    # within signin_window_ms; a table's replaced token works table_token_grace_ms more.
+    session_idle_ms: StrictInt = Field(default=1_800_000, ge=10_000)
+    session_lifetime_ms: StrictInt = Field(default=43_200_000, ge=10_000)
+    signin_failures_per_name: StrictInt = Field(default=5, ge=1)
+    signin_failures_per_address: StrictInt = Field(default=20, ge=1)
+    signin_window_ms: StrictInt = Field(default=900_000, ge=1_000)
+    signin_lockout_ms: StrictInt = Field(default=900_000, ge=1_000)
+    table_token_grace_ms: StrictInt = Field(default=3_600_000, ge=0)
     links: tuple[LinkSection, ...] = ()
     tables: tuple[TableSection, ...] = ()
     operators: tuple[OperatorSection, ...] = ()

@@ -14,6 +14,7 @@ from fastapi import FastAPI
 from prometheus_client.parser import text_string_to_metric_families
 
 from app.api.passwords import Passwords
+from app.api.sessions import SignInPolicy
 from app.compose import WriterProcess, writer_process
 from app.config.floor_file import Floor as FloorFile
 from app.config.floor_file import parse_floor
@@ -37,6 +38,7 @@ def build_server(
     snapshot_growth: int | None = None,
     broadcaster: Broadcaster | None = None,
     passwords: Passwords | None = None,
+    signin_policy: SignInPolicy | None = None,
     **settings: Any,
 ) -> WriterProcess:
     """A writer process as `jackpot serve` builds it, on `floor` (the demo floor, with dual
@@ -57,6 +59,7 @@ def build_server(
         snapshot_growth=snapshot_growth,
         clock=clock if clock is not None else wall_clock_ms,
         passwords=passwords,
+        signin_policy=signin_policy,
     )
 
 

@@ -10,10 +10,14 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from app.api.passwords import Passwords
+from app.api.sessions import SignInPolicy, SignIns, watch_signins
 from app.display.broadcaster import Broadcaster, MemoryBackend
 from app.ops.logs import RequestContextMiddleware
 from app.ops.metrics import PrometheusMetrics
+from app.state.accounts import Accounts
 from app.state.timefmt import format_time
+from app.store.sessions import MemorySessions
 from tests.integration.app.support import (
     FlakyJournal,
     Samples,
@@ -268,6 +272,8 @@ def exported_names() -> set[str]:
     lease = SimpleNamespace(leading=True, epoch=1, takeovers=0, lease_age_s=lambda: 0.0)
     metrics.watch_leadership(lease)
     metrics.watch_broadcaster(Broadcaster(RedisBackend("redis://127.0.0.1:1/0")))
+    # The console's sign-ins (app/api/sessions.py).
+    watch_signins(metrics, SignIns(MemorySessions(), Accounts, Passwords(), SignInPolicy(), int))
     suffixes = {"counter": ("_total",), "histogram": ("_bucket", "_sum", "_count")}
     names: set[str] = set()
     for family in text_string_to_metric_families(metrics.text().decode()):

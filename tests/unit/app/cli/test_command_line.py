@@ -49,6 +49,8 @@ def commands() -> dict[str, typer.core.TyperCommand]:
     assert isinstance(group, typer.core.TyperGroup)
     found = {}
     for name, command in group.commands.items():
+        if name == "operators":  # the accounts' group (tests/unit/app/cli/test_accounts_cli.py)
+            continue
         assert isinstance(command, typer.core.TyperCommand)
         found[name] = command
     return found
