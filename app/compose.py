@@ -129,6 +129,7 @@ def writer_process(
         clock,
     )
     watch_signins(metrics, signins)
+    changes = AccountChanges(writer, tokens, passwords, floor.table_token_grace_ms)
 
     @contextlib.asynccontextmanager
     async def running() -> AsyncIterator[State]:
@@ -136,11 +137,10 @@ def writer_process(
             if control_socket is None:
                 yield state
                 return
-            changes = AccountChanges(writer, tokens, passwords)
             async with local_control(control_socket, changes):
                 yield state
 
-    app = create_app(settings, tokens, writer, broadcaster, metrics, running, passwords, signins)
+    app = create_app(settings, tokens, writer, broadcaster, metrics, running, changes, signins)
     return WriterProcess(app, writer, metrics, broadcaster, journal, database, leadership)
 
 

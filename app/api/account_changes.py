@@ -5,10 +5,13 @@ each change one journal entry through the writer (docs/design.md "Accounts")."""
 from __future__ import annotations
 
 import contextlib
+import secrets
+from dataclasses import dataclass
 from typing import Any
 
 from app.api.auth import Tokens
 from app.api.passwords import Passwords
+from app.config.floor_file import token_hash
 from app.state.account_commands import (
     AccountCommand,
     AccountCreateCommand,
@@ -19,18 +22,43 @@ from app.state.account_commands import (
     AccountRoleCommand,
     ImportedOperatorCommand,
     OperatorsImportCommand,
+    TableTokenCommand,
+    TokenCreateCommand,
+    TokenRevokeCommand,
 )
 from app.state.accounts import AccountRole
 from app.writer.writer import Writer
 from jackpot.errors import StateConflictError
 
+# Tokens say what they are to whoever finds one in a script or a log.
+TOKEN_PREFIX = "jpt_"
+TABLE_TOKEN_PREFIX = "jptable_"
+
 # `by` of a change made with `jackpot operators ...` on the server's machine.
 LOCAL = "local"
 
 
+DAY_MS = 86_400_000
+
+
+@dataclass(frozen=True, slots=True)
+class NewToken:
+    """A token made now: `token` is shown once, only its sha256 is kept."""
+
+    token: str
+    answer: dict[str, Any]
+
+
 class AccountChanges:
-    def __init__(self, writer: Writer, tokens: Tokens, passwords: Passwords) -> None:
+    def __init__(
+        self,
+        writer: Writer,
+        tokens: Tokens,
+        passwords: Passwords,
+        table_token_grace_ms: int = 3_600_000,
+    ) -> None:
         self.writer, self.tokens, self.passwords = writer, tokens, passwords
+        self.table_token_grace_ms = table_token_grace_ms
 
     async def submit(self, command: AccountCommand, by: str) -> tuple[int, dict[str, Any]]:
         await self.take_over_floor_operators(by)
@@ -94,3 +122,31 @@ class AccountChanges:
 
     async def decide(self, by: str, name: str, approve: bool) -> dict[str, Any]:
         return (await self.submit(AccountGrantCommand(name=name, approve=approve), by))[1]
+
+    # -- tokens ------------------------------------------------------------------------
+
+    async def create_token(self, by: str, account: str, name: str, days: int) -> NewToken:
+        """A personal token of `account` for scripts: it acts with the account's role."""
+        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        command = TokenCreateCommand(
+            id=f"tok-{secrets.token_hex(6)}",
+            account=account,
+            name=name,
+            sha256=token_hash(token),
+            expires_at=self.writer.clock() + days * DAY_MS,
+        )
+        return NewToken(token, (await self.submit(command, by))[1])
+
+    async def revoke_token(self, by: str, token_id: str) -> dict[str, Any]:
+        return (await self.submit(TokenRevokeCommand(id=token_id), by))[1]
+
+    async def new_table_token(self, by: str, table: str) -> NewToken:
+        """The table's token from now on; its previous one works for the grace period."""
+        self.writer.service.table(table)  # 404 before anything is made
+        token = TABLE_TOKEN_PREFIX + secrets.token_urlsafe(32)
+        command = TableTokenCommand(
+            table=table,
+            sha256=token_hash(token),
+            grace_until=self.writer.clock() + self.table_token_grace_ms,
+        )
+        return NewToken(token, (await self.submit(command, by))[1])

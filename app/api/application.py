@@ -27,6 +27,7 @@ from app.api.standby import StandbyGate
 from app.api.table_events import direct_route
 from app.api.table_events.direct_route import Edge, FastPathApp
 from app.api.table_events.handlers import table_event_handlers
+from app.api.token_routes import TOKEN_BODIES, token_routes
 from app.config.settings import Settings
 from app.console.page_routes import console_router
 from app.display.broadcaster import Broadcaster
@@ -63,7 +64,7 @@ def create_app(
     broadcaster: Broadcaster,
     metrics: PrometheusMetrics,
     running: Running,
-    passwords: Passwords | None = None,
+    changes: AccountChanges | None = None,
     signins: SignIns | None = None,
 ) -> FastAPI:
     """A writer process's app: the routes over `writer`, the edge around them, displays
@@ -88,11 +89,12 @@ def create_app(
         app.add_middleware(SessionGate, signins=signins)
     direct_route.install(app, events, edge)
     app.include_router(api)
-    changes = AccountChanges(writer, tokens, passwords or Passwords())
+    changes = changes or AccountChanges(writer, tokens, Passwords())
     app.include_router(account_routes(changes))
+    app.include_router(token_routes(changes))
     if signins is not None:
         app.include_router(signin_routes(signins, tokens, writer))
-    _describe_bodies(app, (*BODIES_READ_BY_ROUTES, *ACCOUNT_BODIES, *SIGNIN_BODIES))
+    _describe_bodies(app, (*BODIES_READ_BY_ROUTES, *ACCOUNT_BODIES, *SIGNIN_BODIES, *TOKEN_BODIES))
     app.include_router(metrics_router(metrics))
     app.include_router(console_router())
     app.include_router(

@@ -190,3 +190,34 @@ def approve(name: Name, url: Url = None, token: Token = None, as_json: Json = Fa
 @accounts.command("reject", help="reject a pending grant of a role")
 def reject(name: Name, url: Url = None, token: Token = None, as_json: Json = False) -> int:
     return _call(url, token, as_json, "POST", f"/v1/accounts/{name}/role/reject")
+
+
+# -- tokens --------------------------------------------------------------------------
+
+
+def _made(url: str | None, token: str | None, path: str, body: Any, what: str) -> int:
+    """A token made on the server: printed once, to stdout alone, for a script to keep."""
+    with session(url, token) as api:
+        answer = loads(api.call("POST", path, body=body).text)
+    print(f"{what}; it is shown this once:", file=sys.stderr)
+    out(answer["token"])
+    return 0
+
+
+@accounts.command("new-token", help="a personal token of your account for scripts")
+def new_token(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="what it is for")],
+    days: Annotated[int, typer.Option(help="how long it works (1-366)")] = 90,
+    url: Url = None,
+    token: Token = None,
+) -> int:
+    what = f"token {name!r}, working {days} days with your account's role"
+    return _made(url, token, "/v1/tokens", {"name": name, "days": days}, what)
+
+
+@accounts.command("table-token", help="replace a table's token (the old one: for the grace)")
+def table_token(
+    table: Annotated[str, typer.Argument(metavar="TABLE")], url: Url = None, token: Token = None
+) -> int:
+    what = f"table {table}'s new token (the old one works for table_token_grace_ms more)"
+    return _made(url, token, f"/v1/tables/{table}/token", None, what)

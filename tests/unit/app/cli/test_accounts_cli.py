@@ -19,6 +19,8 @@ INTERFACE = {
     "role": API,
     "approve": API,
     "reject": API,
+    "new-token": ["--days", "--url", "--token"],
+    "table-token": ["--url", "--token"],
 }
 
 
