@@ -323,7 +323,9 @@ class SessionGate:
         if scope["type"] == "websocket":
             # A websocket carries the cookie from any page: only this server's (CSWSH).
             return origin_problem(scope, headers, required=True)
-        if scope["method"] in SAFE_METHODS:
+        # A sign-in checks its Origin itself and needs no token yet (another account may
+        # sign in from a browser whose session is still open).
+        if scope["method"] in SAFE_METHODS or scope["path"] == SIGN_IN_PATH:
             return None
         problem_ = origin_problem(scope, headers, required=True)
         if problem_ is not None:

@@ -1,7 +1,8 @@
 """The operator console's page and its static files (plain HTML, CSS and JavaScript
-modules, no build step). The page holds no data and needs no token: its script signs in
-with an operator's token, keeps it in the tab's sessionStorage and sends it as a header
-(API calls) or a websocket subprotocol (`WS /v1/floor/ws`), never in an address."""
+modules, no build step). The page holds no data and needs no credential: its script signs
+in with a name and a password (the session's HttpOnly cookie, docs/api.md "Sign-in and
+sessions"), or with an operator's token kept in the tab's sessionStorage and sent as a
+header (API calls) or a websocket subprotocol (`WS /v1/floor/ws`), never in an address."""
 
 from __future__ import annotations
 

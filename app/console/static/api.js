@@ -1,8 +1,11 @@
-// The operator API: the token from this tab's sessionStorage, sent as a header only.
+// The operator API: signed in by name and password, the session's cookie (HttpOnly: this
+// script never sees it) goes with each call and its CSRF token with each change; signed in
+// by a token, the token from this tab's sessionStorage, sent as a header only.
 
 const KEY = "jackpot.console.token";
 
 export const session = {
+  csrf: null, // the session's CSRF token (docs/api.md "Sign-in and sessions"), kept in memory
   get token() { return sessionStorage.getItem(KEY); },
   set token(value) {
     if (value) sessionStorage.setItem(KEY, value); else sessionStorage.removeItem(KEY);
@@ -34,13 +37,15 @@ function query(params) {
 }
 
 export async function call(method, path, { body, params, raw } = {}) {
-  const headers = { Authorization: `Bearer ${session.token}` };
+  const headers = {};
+  if (session.token) headers.Authorization = `Bearer ${session.token}`;
+  else if (session.csrf && method !== "GET") headers["X-CSRF-Token"] = session.csrf;
   if (body !== undefined) headers["Content-Type"] = "application/json";
   let answer;
   try {
     answer = await fetch(path + query(params), {
       method, headers, body: body === undefined ? undefined : JSON.stringify(body),
-      cache: "no-store", credentials: "omit",
+      cache: "no-store", credentials: session.token ? "omit" : "same-origin",
     });
   } catch {
     throw new ApiError(0, null);

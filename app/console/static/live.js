@@ -25,8 +25,9 @@ export class Live {
   connect() {
     if (this.stopped) return;
     const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-    const socket = new WebSocket(`${scheme}//${location.host}/v1/floor/ws`,
-      ["jackpot", tokenProtocol(this.token)]);
+    // Signed in by name and password, the session's cookie goes with the handshake.
+    const protocols = this.token ? ["jackpot", tokenProtocol(this.token)] : ["jackpot"];
+    const socket = new WebSocket(`${scheme}//${location.host}/v1/floor/ws`, protocols);
     this.socket = socket;
     this.onState(this.attempt ? "reconnecting" : "connecting");
     socket.onmessage = (event) => {

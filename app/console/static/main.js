@@ -1,12 +1,14 @@
 // The console: sign-in, the views, the live floor.
 
 import { $, clear, el } from "./dom.js";
-import { ApiError, get, session } from "./api.js";
+import { ApiError, call, get, session } from "./api.js";
 import { Live } from "./live.js";
 import { closeMeter, renderFloor } from "./floor.js";
 import { refreshForms, renderProposals, setupChanges } from "./changes.js";
 import { audit, awards } from "./records.js";
 import { run as reconcile, setupReconciliation } from "./reconcile.js";
+import { load as loadAccounts, setupAccounts } from "./accounts.js";
+import { setupPasswordSignIn } from "./signin.js";
 
 const state = { floor: null, you: null, live: null, view: "floor", unreachable: false };
 
@@ -44,6 +46,7 @@ function show(view) {
   if (view === "audit") audit.load();
   if (view === "awards") awards.load();
   if (view === "journal") journal();
+  if (view === "accounts") loadAccounts();
   if (view === "reconciliation" && !$("#rec tbody").children.length) reconcile();
 }
 
@@ -77,8 +80,10 @@ function signedIn(you, floor) {
   $("#signin").hidden = true;
   $("#app").hidden = false;
   $("#who").hidden = false;
-  $("#who-name").textContent = you.name;
+  $("#who-name").textContent = you.display_name || you.name;
+  $("#who-account").textContent = you.display_name ? `(${you.name})` : "";
   $("#who-role").textContent = you.role;
+  setupAccounts(you);
   setupChanges({
     role: you.role, name: you.name, floor: () => state.floor, report,
     changed: () => { if (state.view === "audit") audit.load(); },
@@ -92,8 +97,10 @@ function signedIn(you, floor) {
   $("#main").focus();
 }
 
-function signOut(message) {
+async function signOut(message) {
   state.live?.stop();
+  // A session ends on the server too: its cookie is refused from then on.
+  if (!session.token && session.csrf) await call("POST", "/v1/signout").catch(() => {});
   session.token = null;
   // Nothing of the floor stays on screen after signing out: reload the page.
   if (message) sessionStorage.setItem("jackpot.console.message", message);
@@ -134,8 +141,8 @@ function start() {
     sessionStorage.removeItem("jackpot.console.message");
     $("#signin-error").textContent = message;
   }
+  setupPasswordSignIn(signedIn);
   if (session.token) signIn(session.token);
-  else $("#token").focus();
 }
 
 start();

@@ -4,12 +4,18 @@ lockouts, the sign-in log (docs/api.md "Sign-in and sessions")."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import httpx
 import pytest
+import uvicorn
 from argon2 import PasswordHasher, profiles
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidStatus
 
 from app.api.passwords import Passwords
 from app.api.sessions import SignInPolicy
@@ -290,3 +296,50 @@ async def test_supervisors_see_and_end_open_sessions(client: httpx.AsyncClient) 
     r = await client.post(f"/v1/sessions/{bob_id}/end", headers=ann.headers())
     assert r.status_code == 200
     assert (await client.get("/v1/awards", headers=bob.headers())).status_code == 401
+
+
+@contextlib.asynccontextmanager
+async def served(clock: Clock) -> AsyncIterator[tuple[str, httpx.AsyncClient]]:
+    """The writer app on a real uvicorn (websockets need one), its address and a client."""
+    app = build_server(clock=clock, passwords=CHEAP, signin_policy=POLICY).app
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.01)
+    address = f"127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+    try:
+        async with httpx.AsyncClient(base_url=f"http://{address}") as client:
+            yield address, client
+    finally:
+        server.should_exit = True
+        await task
+
+
+async def test_the_floor_websocket_takes_the_session_from_this_origin_only(clock: Clock) -> None:
+    async with served(clock) as (address, client):
+        body = {"name": "ann", "display_name": "Ann", "role": "operator",
+                "password": PASSWORDS["ann"]}  # fmt: skip
+        assert (await client.post("/v1/accounts", json=body, headers=SUPERVISOR)).is_success
+        r = await client.post("/v1/signin", json={"name": "ann", "password": PASSWORDS["ann"]})
+        cookie = {"Cookie": f"jackpot_session={r.cookies['jackpot_session']}"}
+        url = f"ws://{address}/v1/floor/ws"
+        own = {**cookie, "Origin": f"http://{address}"}
+        async with connect(url, subprotocols=["jackpot"], additional_headers=own) as ws:  # type: ignore[list-item]
+            hello = json.loads(await ws.recv())
+            assert hello == {"type": "hello", "you": {"name": "ann", "role": "operator"}}
+        evil = {**cookie, "Origin": "http://evil.example"}
+        with pytest.raises(InvalidStatus) as refused:
+            async with connect(url, subprotocols=["jackpot"], additional_headers=evil):  # type: ignore[list-item]
+                pass
+        assert refused.value.response.status_code == 403
+
+
+async def test_another_account_signs_in_from_a_browser_with_an_open_session(
+    client: httpx.AsyncClient,
+) -> None:
+    ann = await signed(client, "ann")
+    body = {"name": "bob", "password": PASSWORDS["bob"]}
+    r = await client.post("/v1/signin", json=body, headers=ann.headers(csrf=False))
+    assert r.status_code == 200 and r.json()["name"] == "bob"
+    r = await client.post("/v1/signin", json=body, headers={"Origin": "http://evil.example"})
+    assert r.status_code == 403

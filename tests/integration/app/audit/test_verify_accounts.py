@@ -63,3 +63,17 @@ async def test_a_snapshot_holds_the_accounts_exactly() -> None:
     again = load_service(service.config, loads_exact(text, "snapshot"))
     assert again.accounts == service.accounts
     assert dump_text(again, 5, "h") == text
+
+
+async def test_a_table_key_replays_under_a_floor_file_without_that_table() -> None:
+    journal = KeptJournal()
+    server = build_server(journal=journal, clock=Clock(), passwords=CHEAP)
+    async with running(server.app) as client:
+        assert (await client.post("/v1/tables/T03/token", headers=SUPERVISOR)).status_code == 201
+    floor = load_floor(DEMO)
+    fewer = floor.model_copy(update={"tables": tuple(t for t in floor.tables if t.id != "T03")})
+    verifier = Verifier(floor_config(fewer))
+    async for row in journal.read(0):
+        verifier.feed(row)
+    assert verifier.ok, verifier.discrepancies
+    assert "T03" in verifier.service.accounts.table_keys
