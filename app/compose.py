@@ -28,7 +28,7 @@ from app.api.auth import floor_tokens
 from app.api.health import probe_database
 from app.api.local_control import local_control
 from app.api.passwords import Passwords
-from app.api.sessions import SignInPolicy, SignIns, watch_signins
+from app.api.sessions import SWEEP_EVERY_S, SignInPolicy, SignIns, watch_signins
 from app.config.floor_config import floor_config
 from app.config.floor_file import Floor as FloorFile
 from app.config.settings import Settings
@@ -129,11 +129,12 @@ def writer_process(
         clock,
     )
     watch_signins(metrics, signins)
+    tokens.refused.append(signins.token_refused)
     changes = AccountChanges(writer, tokens, passwords, floor.table_token_grace_ms)
 
     @contextlib.asynccontextmanager
     async def running() -> AsyncIterator[State]:
-        async with run_writer(state, journal, database, leadership):
+        async with run_writer(state, journal, database, leadership), sweeping(signins, writer):
             if control_socket is None:
                 yield state
                 return
@@ -252,6 +253,28 @@ async def probing(writer: Writer) -> AsyncIterator[None]:
     finally:
         probe.cancel()
         await asyncio.wait({probe})
+
+
+@contextlib.asynccontextmanager
+async def sweeping(signins: SignIns, writer: Writer) -> AsyncIterator[None]:
+    """Sessions past their end are ended and logged by the leading writer (app/api/sessions.py)."""
+
+    async def sweep() -> None:
+        while True:
+            await asyncio.sleep(SWEEP_EVERY_S)
+            if not writer.standby:
+                try:
+                    await signins.sweep()
+                except Exception:  # the database away: the next sweep tries again
+                    log.warning("sessions: the sweep failed", exc_info=True)
+
+    signins.loop = asyncio.get_running_loop()
+    task = asyncio.create_task(sweep(), name="jackpot-session-sweep")
+    try:
+        yield
+    finally:
+        task.cancel()
+        await asyncio.wait({task})
 
 
 def display_app(settings: Settings, floor: FloorFile) -> FastAPI:

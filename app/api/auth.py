@@ -48,6 +48,12 @@ class Tokens:
     by_hash: Mapping[str, Principal]
     accounts: Callable[[], Accounts] = field(default=lambda: NO_ACCOUNTS)
     clock: Callable[[], int] = wall_clock_ms
+    # Told (name, why) of a token that once worked and no longer does (the sign-in log).
+    refused: list[Callable[[str, str], None]] = field(default_factory=list)
+
+    def _refuse(self, name: str, why: str) -> None:
+        for tell in self.refused:
+            tell(name, why)
 
     def principal(self, authorization: str | None) -> Principal:
         if not authorization or not authorization.lower().startswith("bearer "):
@@ -66,7 +72,10 @@ class Tokens:
         accounts = self.accounts()
         found = self.by_hash.get(digest)
         if found is not None and found.kind == "table":
-            return found if self._floor_key_valid(accounts, found.name) else None
+            if self._floor_key_valid(accounts, found.name):
+                return found
+            self._refuse(found.name, "the table's floor file token, replaced, past its grace")
+            return None
         if accounts.empty():
             return found
         if found is not None and not accounts.held:
@@ -81,20 +90,25 @@ class Tokens:
     def _run_time_token(self, accounts: Accounts, digest: str) -> Principal | None:
         now = self.clock()
         for table, key in accounts.table_keys.items():
-            if key.sha256 == digest or (
-                key.previous == digest and key.previous is not None and now < key.grace_until
-            ):
+            if key.sha256 == digest:
                 return Principal("table", table)
+            if key.previous == digest and key.previous is not None:
+                if now < key.grace_until:
+                    return Principal("table", table)
+                self._refuse(table, "the table's replaced token, past its grace")
+                return None
         for token in accounts.tokens.values():
             if token.sha256 != digest:
                 continue
             account = accounts.by_name.get(token.account)
-            if (
-                account is None
-                or not account.active
-                or token.revoked_at is not None
-                or (token.expires_at is not None and now >= token.expires_at)
-            ):
+            why = (
+                "its account is disabled" if account is None or not account.active
+                else "revoked" if token.revoked_at is not None
+                else "expired" if token.expires_at is not None and now >= token.expires_at
+                else None
+            )  # fmt: skip
+            if why is not None or account is None:
+                self._refuse(token.account, f"personal token {token.id} ({token.name}): {why}")
                 return None
             return Principal(account.role, account.name)
         return None

@@ -38,6 +38,10 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 SIGN_IN_PATH = "/v1/signin"
 # last_seen_at is written at most this often per session: the idle timeout is minutes.
 TOUCH_EVERY_MS = 5_000
+# A refused token is logged at most this often per name and reason.
+REFUSAL_EVERY_MS = 60_000
+# Sessions past their end are swept into the log this often.
+SWEEP_EVERY_S = 30.0
 
 # The session of the request (for sign-out and `GET /v1/session`), set by the gate.
 CURRENT: ContextVar[Session | None] = ContextVar("jackpot_current_session", default=None)
@@ -107,6 +111,10 @@ class SignIns:
         # Counted for /metrics: sign-ins by result, lockouts by scope.
         self.results: dict[tuple[str], int] = {}
         self.lockouts: dict[tuple[str], int] = {}
+        self._refusals: dict[tuple[str, str], int] = {}
+        self._logging: set[asyncio.Task[None]] = set()
+        # The app's loop (set when it starts): a refusal seen in a worker thread logs there.
+        self.loop: asyncio.AbstractEventLoop | None = None
 
     def _count(self, counts: dict[tuple[str], int], label: str) -> None:
         counts[(label,)] = counts.get((label,), 0) + 1
@@ -224,6 +232,18 @@ class SignIns:
 
     # -- a request's session -------------------------------------------------------------
 
+    def _why_over(self, session: Session, account: Account | None, now: int) -> str | None:
+        """Why a session no longer holds, or None."""
+        if now >= session.expires_at:
+            return "lifetime reached"
+        if now - session.last_seen_at >= self.policy.idle_ms:
+            return "idle"
+        if account is None or not account.active:
+            return "account disabled"
+        if account.generation != session.generation:
+            return "password or role changed"
+        return None
+
     async def resolve(self, session_id: str, address: str) -> tuple[Session, Account] | None:
         """The session and its account if it is valid; an invalid one is ended (once)."""
         session = await self.sessions.get(id_hash(session_id))
@@ -231,21 +251,48 @@ class SignIns:
             return None
         now = self.clock()
         account = self.accounts().by_name.get(session.account)
-        reason = None
-        if now >= session.expires_at:
-            reason = "lifetime reached"
-        elif now - session.last_seen_at >= self.policy.idle_ms:
-            reason = "idle"
-        elif account is None or not account.active:
-            reason = "account disabled"
-        elif account.generation != session.generation:
-            reason = "password or role changed"
+        reason = self._why_over(session, account, now)
         if reason is not None or account is None:
             await self.end(session, reason or "account disabled", "server", address)
             return None
         if now - session.last_seen_at >= TOUCH_EVERY_MS:
             await self.sessions.touch(session.id_sha256, now)
         return session, account
+
+    async def sweep(self) -> int:
+        """End (and log) every open session that no longer holds, as its next request
+        would: a session that idles out is in the log at its end, not at a later request."""
+        now, ended = self.clock(), 0
+        accounts = self.accounts().by_name
+        for session in await self.sessions.live(-(2**62)):
+            reason = self._why_over(session, accounts.get(session.account), now)
+            if reason is not None:
+                await self.end(session, reason, "server", session.address)
+                ended += 1
+        return ended
+
+    # -- tokens that no longer work ------------------------------------------------------
+
+    def token_refused(self, name: str, detail: str) -> None:
+        """A token that once worked, refused (expired, revoked, its account disabled, a
+        table's replaced one past its grace): logged as `token_refused`, at most once a
+        minute per name and reason (a table controller retries many times a second)."""
+        now = self.clock()
+        key = (name, detail)
+        if now - self._refusals.get(key, -(2**62)) < REFUSAL_EVERY_MS:
+            return
+        self._refusals[key] = now
+        record = self.sessions.record(SignInEvent(now, "token_refused", name, "", detail))
+        try:
+            task = asyncio.get_running_loop().create_task(record)
+        except RuntimeError:  # a route's dependency, run in a worker thread
+            if self.loop is None:
+                record.close()
+                return
+            asyncio.run_coroutine_threadsafe(record, self.loop)
+            return
+        self._logging.add(task)
+        task.add_done_callback(self._logging.discard)
 
 
 def _cookie(headers: Headers) -> str | None:

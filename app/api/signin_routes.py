@@ -188,7 +188,9 @@ def signin_routes(signins: SignIns, tokens: Tokens, writer: Writer) -> APIRouter
         from_: Annotated[str | None, Query(alias="from")] = None,
         to: str | None = None,
         name: str | None = None,
-        event: Literal["signin", "failure", "lockout", "signout", "session_end", "unlock"]
+        event: Literal[
+            "signin", "failure", "lockout", "signout", "session_end", "unlock", "token_refused"
+        ]
         | None = None,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
         offset: Annotated[int, Query(ge=0)] = 0,

@@ -18,7 +18,9 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
 from app.api.passwords import Passwords
-from app.api.sessions import SignInPolicy
+from app.api.sessions import SignInPolicy, SignIns
+from app.state.accounts import Account, Accounts
+from app.store.sessions import MemorySessions
 from tests.integration.app.support import build_server, running, scrape
 from tests.support import SUPERVISOR, Clock
 
@@ -343,3 +345,21 @@ async def test_another_account_signs_in_from_a_browser_with_an_open_session(
     assert r.status_code == 200 and r.json()["name"] == "bob"
     r = await client.post("/v1/signin", json=body, headers={"Origin": "http://evil.example"})
     assert r.status_code == 403
+
+
+async def test_the_sweep_ends_and_logs_sessions_past_their_end(clock: Clock) -> None:
+    accounts = Accounts()
+    accounts.by_name["ann"] = Account(name="ann", display_name="Ann", role="operator",
+                                      password=await CHEAP.hash(PASSWORDS["ann"]))  # fmt: skip
+    store = MemorySessions()
+    signins = SignIns(store, lambda: accounts, CHEAP, POLICY, clock)
+    idle = await signins.sign_in("ann", PASSWORDS["ann"], "10.0.0.1")
+    clock.now += 30_000
+    busy = await signins.sign_in("ann", PASSWORDS["ann"], "10.0.0.2")
+    clock.now += 30_000  # the first idle a minute, the second half a minute
+    assert await signins.sweep() == 1
+    assert await signins.sweep() == 0
+    ends = [(e.address, e.detail) for e in store.log if e.event == "session_end"]
+    assert ends == [("10.0.0.1", "idle (server)")]
+    assert (await store.get(idle.session.id_sha256)) is not None
+    assert [s.id_sha256 for s in await store.live(clock.now)] == [busy.session.id_sha256]

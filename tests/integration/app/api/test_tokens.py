@@ -4,6 +4,7 @@ one working for the floor's grace period (docs/api.md "Tokens")."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import httpx
@@ -176,3 +177,34 @@ async def test_tokens_made_at_run_time_outlive_a_restart(clock: Clock) -> None:
     async with running(server.app) as client:
         assert (await client.get("/v1/awards", headers=personal)).status_code == 200
         assert (await client.get("/v1/tables/T01/rounds/R1", headers=table)).status_code == 404
+
+
+async def test_tokens_that_no_longer_work_are_in_the_sign_in_log_once_a_minute(
+    client: httpx.AsyncClient, clock: Clock
+) -> None:
+    token = bearer(await make_token(client, OPERATOR, days=1))
+    await client.post("/v1/tables/T01/token", headers=SUPERVISOR)
+    clock.now += DAY_MS
+    for _ in range(3):
+        assert (await client.get("/v1/awards", headers=token)).status_code == 401
+        assert (await client.get("/v1/accounts", headers=token)).status_code == 401
+        assert (await client.get("/v1/tables/T01/rounds/R1", headers=T01)).status_code == 401
+    await asyncio.sleep(0.1)  # the log is written beside the answer
+    log = (await client.get("/v1/signins?event=token_refused", headers=SUPERVISOR)).json()
+    refused = {e["name"]: e["detail"] for e in log["signins"]}
+    assert len(log["signins"]) == 2, log  # once a minute per name and reason
+    assert refused["T01"] == "the table's floor file token, replaced, past its grace"
+    assert refused["olivia"].startswith("personal token tok-")
+    assert refused["olivia"].endswith("(nightly report): expired")
+
+
+async def test_a_refusal_seen_by_a_routes_dependency_is_logged_too(
+    client: httpx.AsyncClient,
+) -> None:
+    made = (await client.post("/v1/tokens", json={"name": "old"}, headers=SUPERVISOR)).json()
+    await client.post(f"/v1/tokens/{made['id']}/revoke", headers=SUPERVISOR)
+    # /v1/accounts checks the caller in a dependency FastAPI runs in a worker thread.
+    assert (await client.get("/v1/accounts", headers=bearer(made["token"]))).status_code == 401
+    await asyncio.sleep(0.1)
+    log = (await client.get("/v1/signins?event=token_refused", headers=SUPERVISOR)).json()
+    assert [e["detail"] for e in log["signins"]] == [f"personal token {made['id']} (old): revoked"]
