@@ -20,9 +20,9 @@ from app.store.chain import body_sha256
 from app.store.errors import DuplicateEntry, JournalUnavailable
 from app.store.journal import Journal, JournalRow
 from app.writer.announcer import Announcer
-from app.writer.answers import answer_of, entry_of, outcome_now, status_of
 from app.writer.group import AnswerOnCommit, Group, Submission
 from app.writer.journal_answers import recorded_answer
+from app.writer.kind_answers import answer_of, entry_of, outcome_now, status_of
 from app.writer.ports import WriterMetrics
 from app.writer.position import Position
 from app.writer.recovery import Recovery
