@@ -111,12 +111,12 @@ def pair_ready(a: Writer, b: Writer) -> tuple[Writer, Writer]:
     return leader, b if leader is a else a
 
 
-async def first_ack(new: Writer, since: float, timeout: float = 60) -> float:
+async def first_ack(new: Writer, since: float, within_s: float = 60) -> float:
     """Seconds from `since` to the first bets the new leader answers 200 (a new round
     each try, as tables go on posting)."""
     n = 0
     async with httpx.AsyncClient(base_url=new.url, timeout=5) as client:
-        while time.monotonic() - since < timeout:
+        while time.monotonic() - since < within_s:
             n += 1
             body = {
                 "closed_at": format_time(time.time_ns() // 1_000_000),

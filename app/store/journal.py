@@ -219,17 +219,17 @@ class PostgresJournal:
         self._closed = False
 
     @classmethod
-    async def connect(cls, dsn: str, *, timeout: float = 10.0) -> PostgresJournal:
+    async def connect(cls, dsn: str, *, command_timeout_s: float = 10.0) -> PostgresJournal:
         """A journal with a pool of its own, closed by `close`."""
         try:
             pool = await create_pool(dsn)
         except _UNAVAILABLE as error:
             raise JournalUnavailable(f"cannot reach the journal database: {error!r}") from error
-        return cls(pool, owns_pool=True, timeout=timeout, dsn=dsn)
+        return cls(pool, owns_pool=True, timeout=command_timeout_s, dsn=dsn)
 
     @property
     def dsn(self) -> str | None:
-        """Where a process of its own may connect (app/audit/reports.py: the reconciliation)."""
+        """Where a process of its own may connect (app/audit/reconciliation.py)."""
         if self._dsn is None and isinstance(self._pool, ServerDatabase):
             return self._pool.dsn  # known once the server's database is open
         return self._dsn

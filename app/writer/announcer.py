@@ -46,10 +46,10 @@ class Announcer:
             if self.broadcast is not None:
                 self.broadcast.status(None, "ok", "events are recorded again")
 
-    async def wait_final(self, table: str, round_id: str, timeout: float) -> None:
-        """Wait until the round has no pending meter award, or the timeout."""
+    async def wait_final(self, table: str, round_id: str, wait_s: float) -> None:
+        """Wait until the round has no pending meter award, or `wait_s` seconds."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
+        deadline = loop.time() + wait_s
         while has_pending(self.position.service, table, round_id):
             remaining = deadline - loop.time()
             if remaining <= 0:

@@ -146,8 +146,8 @@ class Writer:
     def recorded_again(self) -> None:
         self.announcer.recorded_again()
 
-    async def wait_final(self, table: str, round_id: str, timeout: float) -> None:
-        await self.announcer.wait_final(table, round_id, timeout)
+    async def wait_final(self, table: str, round_id: str, wait_s: float) -> None:
+        await self.announcer.wait_final(table, round_id, wait_s)
 
     def stand_by(self) -> None:
         """Another writer leads: refuse every request, record nothing."""
