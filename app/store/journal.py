@@ -34,6 +34,16 @@ class JournalRow:
     hash: str  # chain hash: of the previous row's hash and this row
 
 
+@dataclass(frozen=True, slots=True)
+class Fence:
+    """What a writer's appends carry (app/store/lease.py): the lease's epoch, and the
+    random nonce its takeover drew, which a rollback of the database cannot hand out
+    again as it can the epoch's number."""
+
+    epoch: int
+    nonce: str
+
+
 class JournalSource(Protocol):
     """What a replay reads (app/audit/verify.py): the stored journal, or an export of it."""
 
@@ -191,7 +201,7 @@ _UNAVAILABLE: tuple[type[BaseException], ...] = (
 )
 UNAVAILABLE = _UNAVAILABLE  # the same for the writer's lease (app/store/lease.py)
 
-# What the journal's fence raises (alembic/versions/0004): the lease's epoch is not ours;
+# What the journal's fence raises (alembic/versions/0005): the lease's fence is not ours;
 # an append without an epoch while a writer has led.
 _DEPOSED, _NO_EPOCH = "JP001", "JP002"
 
@@ -211,11 +221,11 @@ class PostgresJournal:
         # Where a process of its own may connect (app/audit/reports.py: the reconciliation).
         self.dsn = dsn
         self._owns_pool = owns_pool
-        # The epoch of the lease this writer holds (app/store/lease.py): every append
+        # The fence of the lease this writer holds (app/store/lease.py): every append
         # checks it in its own transaction. None: no epoch (tests and tools on a database
-        # where no writer ever led). Which epoch each session (by server pid) was given.
-        self.fence: int | None = None
-        self._epochs: dict[int, int] = {}
+        # where no writer ever led). Which fence each session (by server pid) was given.
+        self.fence: Fence | None = None
+        self._epochs: dict[int, Fence] = {}
         # A database that hangs must turn into a 503, not into requests waiting for ever.
         self._timeout = timeout
         self._closed = False
@@ -247,14 +257,16 @@ class PostgresJournal:
             # (all or nothing). No BEGIN and COMMIT around it: two round trips fewer.
             # COPY, not executemany: the same at 1 row (the fsync dominates), 1.0-1.3x at
             # 64 rows, about 2x at 512 (bench/bench_journal.py, embedded PG 16).
-            # The journal's trigger checks the session's epoch against the lease's in
-            # that same transaction (alembic/versions/0004).
+            # The journal's trigger checks the session's epoch and nonce against the
+            # lease's in that same transaction (alembic/versions/0005).
             async with self._pool.acquire(timeout=self._timeout) as connection:
                 pid = connection.get_server_pid()
                 if self.fence is not None and self._epochs.get(pid) != self.fence:
                     await connection.execute(
-                        "SELECT set_config('jackpot.epoch', $1, false)",
-                        str(self.fence),
+                        "SELECT set_config('jackpot.epoch', $1, false),"
+                        " set_config('jackpot.nonce', $2, false)",
+                        str(self.fence.epoch),
+                        self.fence.nonce,
                         timeout=self._timeout,
                     )
                     self._epochs[pid] = self.fence

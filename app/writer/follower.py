@@ -154,7 +154,7 @@ class Leadership:
 
     async def _take_over(self, term: Term) -> None:
         # From here our appends commit only under this epoch; the old leader's cannot.
-        self.journal.fence, self.epoch = term.epoch, term.epoch
+        self.journal.fence, self.epoch = term.fence, term.epoch
         try:
             # Every append of the old leader committed before our takeover did (its
             # fence held the row): the tail read now is the whole journal.
