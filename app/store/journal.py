@@ -11,6 +11,7 @@ so a batch of 512 entries costs one fsync, not 512.
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -18,7 +19,7 @@ from typing import Any, Protocol
 import asyncpg
 
 from app.store.database import create_pool
-from app.store.errors import Deposed, DuplicateEntry, JournalUnavailable
+from app.store.errors import ChainBroken, Deposed, DuplicateEntry, JournalUnavailable
 from app.store.packing import pack, unpack, unpack_bytes
 
 
@@ -63,7 +64,8 @@ class JournalSource(Protocol):
 class Journal(JournalSource, Protocol):
     async def append(self, rows: Sequence[JournalRow]) -> None:
         """All rows in one transaction: all committed, or none (DuplicateEntry,
-        JournalUnavailable)."""
+        JournalUnavailable; in PostgreSQL, a fenced append that does not follow the
+        database's head: ChainBroken)."""
 
     async def lookup(self, idem_key: str) -> JournalRow | None: ...
 
@@ -202,8 +204,9 @@ _UNAVAILABLE: tuple[type[BaseException], ...] = (
 UNAVAILABLE = _UNAVAILABLE  # the same for the writer's lease (app/store/lease.py)
 
 # What the journal's fence raises (alembic/versions/0005): the lease's fence is not ours;
-# an append without an epoch while a writer has led.
-_DEPOSED, _NO_EPOCH = "JP001", "JP002"
+# an append without an epoch while a writer has led; an append that does not follow the
+# journal's head (alembic/versions/0006).
+_DEPOSED, _NO_EPOCH, _CHAIN_BROKEN = "JP001", "JP002", "JP003"
 
 
 class PostgresJournal:
@@ -278,6 +281,8 @@ class PostgresJournal:
         except _UNAVAILABLE as error:
             raise JournalUnavailable(f"journal write failed: {error!r}") from error
         except asyncpg.PostgresError as error:
+            if error.sqlstate == _CHAIN_BROKEN:
+                raise _chain_broken(error) from error
             if error.sqlstate == _DEPOSED or (error.sqlstate == _NO_EPOCH and self.fence is None):
                 raise Deposed(str(error)) from error
             if error.sqlstate == _NO_EPOCH:  # a new session under a known pid: set it next time
@@ -390,6 +395,16 @@ class PostgresJournal:
         self._closed = True
         if self._owns_pool:
             await self._pool.close()
+
+
+def _chain_broken(error: asyncpg.PostgresError) -> ChainBroken:
+    found = json.loads(getattr(error, "detail", None) or "{}")
+    return ChainBroken(
+        str(error),
+        found_seq=int(found.get("found_seq", -1)),
+        found_hash=str(found.get("found_hash", "")),
+        first_seq=int(found.get("first_seq", -1)),
+    )
 
 
 @contextlib.asynccontextmanager

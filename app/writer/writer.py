@@ -28,10 +28,11 @@ import logging
 import time
 
 from app.state.entries import FinalizeEntry
-from app.store.errors import DuplicateEntry, JournalUnavailable
+from app.store.errors import ChainBroken, DuplicateEntry, JournalUnavailable
 from app.store.journal import JournalRow
 from app.writer.answers import answer_of, entry_of, outcome_now, status_of
 from app.writer.chain import body_sha
+from app.writer.diverged import refuse_and_rebuild
 from app.writer.errors import AnswerFailed
 from app.writer.group import Answer, Group, Submission
 from app.writer.requests import Requests
@@ -207,6 +208,9 @@ class Writer(Requests):
             await self.journal.append(group.rows)
         except DuplicateEntry as error:
             await self._duplicate(error, group)
+            return False
+        except ChainBroken as error:
+            await refuse_and_rebuild(self, error, group)
             return False
         except (JournalUnavailable, OSError) as error:
             self._drop(error, group)

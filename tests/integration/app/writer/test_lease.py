@@ -4,7 +4,6 @@ clock, each takeover a new epoch, and an append under a stale epoch writes nothi
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from collections.abc import AsyncIterator
 
 import asyncpg
@@ -12,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from app.store.chain import GENESIS, chain_hash
 from app.store.database import create_pool
 from app.store.errors import Deposed
 from app.store.journal import JournalRow, PostgresJournal
@@ -24,11 +24,12 @@ LEASE_MS = 60_000  # long: expiry is moved by the database's clock in the tests,
 
 
 def row(seq: int) -> JournalRow:
-    text = f'{{"kind":"finalize","n":{seq}}}'
-    return JournalRow(
-        seq, 1_795_000_000_000 + seq, "finalize", None, None, text, None,
-        hashlib.sha256(f"{seq}:{text}".encode()).hexdigest(),
-    )  # fmt: skip
+    """Entry `seq` of one chain (a writer's appends must follow the head: 0006)."""
+    head = GENESIS
+    for n in range(1, seq + 1):
+        text = f'{{"kind":"finalize","n":{n}}}'
+        head = chain_hash(head, text)
+    return JournalRow(seq, 1_795_000_000_000 + seq, "finalize", None, None, text, None, head)
 
 
 @pytest.fixture
@@ -128,9 +129,12 @@ async def test_a_takeover_waits_for_an_append_in_flight_and_the_next_append_fail
             first.nonce,
         )
         await appending.execute("BEGIN")
+        first_row = row(1)
         await appending.execute(
             "INSERT INTO journal (seq, recorded_at_ms, kind, entry, hash)"
-            " VALUES (1, 0, 'x', '{}', 'h')"
+            " VALUES (1, 0, 'finalize', $1, $2)",
+            first_row.entry,
+            first_row.hash,
         )
         takeover = asyncio.ensure_future(b.acquire())
         await asyncio.sleep(0.3)
