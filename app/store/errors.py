@@ -30,3 +30,14 @@ class ChainBroken(JournalUnavailable):
     def __init__(self, message: str, *, found_seq: int, found_hash: str, first_seq: int) -> None:
         super().__init__(message)
         self.found_seq, self.found_hash, self.first_seq = found_seq, found_hash, first_seq
+
+
+class BrokenChain(Exception):
+    """The journal read does not hold together (app/store/continuity.py): entry `seq` does
+    not follow its predecessor (a gap, or a hash that does not chain), or the snapshot at
+    `seq` is not the state after the journal's entry there. A process refuses to lead on
+    it; `jackpot verify` says more."""
+
+    def __init__(self, message: str, *, seq: int) -> None:
+        super().__init__(message)
+        self.seq = seq

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-from app.store.errors import JournalUnavailable
+from app.store.errors import BrokenChain, JournalUnavailable
 from app.store.journal import PostgresJournal
 from app.store.lease import Term
 from app.store.snapshots import packed_text_size
@@ -111,6 +111,10 @@ class Leadership:
             await self.follow()
             sent = time.monotonic()
             term = await self.lease.acquire()
+        except BrokenChain as error:
+            log.error("standby: the journal's chain is broken, refusing to lead: %s", error)
+            await asyncio.sleep(POLL_S)
+            return
         except (JournalUnavailable, OSError) as error:
             log.warning("standby: the database cannot be read: %s", error)
             await asyncio.sleep(POLL_S)
@@ -159,7 +163,7 @@ class Leadership:
             # Every append of the old leader committed before our takeover did (its
             # fence held the row): the tail read now is the whole journal.
             tail = await self.follow()
-        except (JournalUnavailable, OSError) as error:
+        except (JournalUnavailable, OSError, BrokenChain) as error:
             log.error(
                 "takeover at epoch %d: the journal's tail cannot be read: %s", term.epoch, error
             )
@@ -210,6 +214,6 @@ class Leadership:
             try:
                 await self.writer.recover()
                 return
-            except (JournalUnavailable, OSError) as error:
+            except (JournalUnavailable, OSError, BrokenChain) as error:
                 log.warning("standby: the journal cannot be read: %s", error)
                 await asyncio.sleep(POLL_S)

@@ -7,6 +7,7 @@ import logging
 from typing import Any
 
 from app.state.entries import entry_from_dict
+from app.store.continuity import check_base, check_follows
 from app.store.journal import JournalRow
 from app.store.packing import unpack_bytes
 from app.store.snapshots import load_service, text_size
@@ -38,6 +39,7 @@ class Recovery(Announcer):
         gc.disable()
         try:
             self._restore()
+            await check_base(self.journal, self.seq, self.head)
             replayed = 0
             async for row in self.journal.read(self.seq):
                 self._replay(row)
@@ -60,6 +62,7 @@ class Recovery(Announcer):
             self._replay(row)
 
     def _replay(self, row: JournalRow) -> object:
+        check_follows(self.seq, self.head, row)
         where = f"journal entry {row.seq}"
         result = self.service.apply(entry_from_dict(loads(row.entry, where), where))
         if row.idem_key is not None and row.body_sha256 is not None:
