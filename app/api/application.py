@@ -38,6 +38,7 @@ from app.state.floor_state import Service
 from app.state.views import meters
 from app.store.journal import Journal
 from app.writer.follower import Leadership
+from app.writer.head_signing import HeadSigning, head_signing
 from app.writer.writer import Writer
 
 log = logging.getLogger("jackpot")
@@ -99,6 +100,7 @@ def create_app(
             broadcaster.flush()
             writer.start()
         probe = asyncio.create_task(probe_database(writer), name="jackpot-database-probe")
+        signing = _head_signing(settings, writer, resources.leadership)
         app.state.ready = True
         try:
             yield
@@ -112,6 +114,8 @@ def create_app(
                 await resources.leadership.stop()
             else:
                 await writer.stop()
+            if signing is not None:
+                await signing.stop()  # the head the writer left, signed
             await broadcaster.stop()
             await _close(resources)
 
@@ -190,6 +194,24 @@ def _leadership(
     leadership = Leadership(writer, journal, lease, on_lead=on_lead)
     broadcaster.leads = leadership.may_announce
     return leadership
+
+
+def _head_signing(
+    settings: Settings, writer: Writer, leadership: Leadership | None
+) -> HeadSigning | None:
+    """The leader signs the journal's head (docs/operations.md, Signed heads), started here."""
+    if leadership is None:
+        signing = head_signing(settings, writer)
+    else:
+        signing = head_signing(
+            settings,
+            writer,
+            leading=lambda: leadership.leading,
+            terms=lambda: leadership.takeovers,
+        )
+    if signing is not None:
+        signing.start()
+    return signing
 
 
 def _describe_bodies(app: FastAPI, models: tuple[type[BaseModel], ...]) -> None:
