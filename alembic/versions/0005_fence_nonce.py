@@ -23,10 +23,12 @@ def upgrade() -> None:
     # not repeat, so the writer that held the lost takeover neither renews nor appends.
     # NULL until a writer first takes the lease.
     op.execute("ALTER TABLE writer_lease ADD COLUMN nonce TEXT")
-    # As 0004's, and the session's `jackpot.nonce` must be the lease's too.
+    # As 0004's, and the session's `jackpot.nonce` must be the lease's too. The search
+    # path is the migration's: pg_restore runs with an empty one.
     op.execute(
         """
-        CREATE OR REPLACE FUNCTION jackpot_fence_append() RETURNS trigger LANGUAGE plpgsql AS $$
+        CREATE OR REPLACE FUNCTION jackpot_fence_append() RETURNS trigger LANGUAGE plpgsql
+        SET search_path FROM CURRENT AS $$
         DECLARE
             mine TEXT := current_setting('jackpot.epoch', true);
             mine_nonce TEXT := current_setting('jackpot.nonce', true);

@@ -26,10 +26,12 @@ def upgrade() -> None:
     # under it (rows lost) or holding another history refuses the append (JP003) and
     # nothing is written. No round trip more: it runs inside the COPY's statement.
     # Sessions without an epoch (tools and tests on a database no writer ever led, see
-    # 0004) are not checked: they seed journals, broken ones included, for the auditor.
+    # 0004; a restore) are not checked: they seed journals, broken ones included, for the
+    # auditor. The search path is the migration's: pg_restore runs with an empty one.
     op.execute(
         """
-        CREATE FUNCTION jackpot_append_follows_head() RETURNS trigger LANGUAGE plpgsql AS $$
+        CREATE FUNCTION jackpot_append_follows_head() RETURNS trigger LANGUAGE plpgsql
+        SET search_path FROM CURRENT AS $$
         DECLARE
             first_seq BIGINT;
             last_seq BIGINT;

@@ -15,6 +15,7 @@ import typer
 import uvicorn
 
 import app.cli.audit as audit
+import app.cli.database as database
 import app.cli.operators as operators
 import app.cli.simulate as simulate
 from app.cli.options import DEFAULT_URL, DataDir, FloorFile
@@ -230,6 +231,7 @@ class _Server(uvicorn.Server):
 
 # The auditors' and the operators' commands, each group under its own module.
 cli.add_typer(audit.commands)
+cli.add_typer(database.commands)
 cli.add_typer(operators.commands)
 
 

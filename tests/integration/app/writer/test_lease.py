@@ -17,6 +17,7 @@ from app.store.errors import Deposed
 from app.store.journal import JournalRow, PostgresJournal
 from app.store.lease import PostgresLease
 from tests.conftest import run_blocking
+from tests.support import rewrite_history
 
 pytestmark = pytest.mark.integration
 
@@ -234,13 +235,16 @@ def test_any_interleaving_keeps_one_writer_per_epoch_and_only_the_current_epoch_
 
 async def interleave(dsn: str, ops: list[Op]) -> None:
     pool = await create_pool(dsn, max_size=3)
+    # Each contender's journal has a pool of its own, as each writer process has: a
+    # session carries the fence of the one journal that set it.
+    own = [await create_pool(dsn, max_size=2) for _ in range(2)]
     try:
-        await pool.execute("TRUNCATE journal")
+        await rewrite_history(pool, "TRUNCATE journal")
         await pool.execute(
             "UPDATE writer_lease SET epoch = 0, holder = NULL, expires_at = '-infinity'"
         )
         leases = [PostgresLease(pool, name, LEASE_MS) for name in ("a", "b")]
-        journals = [PostgresJournal(pool), PostgresJournal(pool)]
+        journals = [PostgresJournal(own[0]), PostgresJournal(own[1])]
         believed: list[int | None] = [None, None]  # the epoch each believes it leads under
         db_epoch, expired = 0, True  # the model
         written: list[int] = []
@@ -272,6 +276,8 @@ async def interleave(dsn: str, ops: list[Op]) -> None:
                     written.append(seq)
         assert await journal_seqs(pool) == written
     finally:
+        for each in own:
+            await each.close()
         await pool.close()
 
 
