@@ -187,7 +187,7 @@ class ProgressBar:
 
 
 def load_config(path: Path | None) -> FloorConfig:
-    """The floor file: --config, else JACKPOT_CONFIG, else the demo floor (as `serve`)."""
+    """The floor file: --config, else JACKPOT_CONFIG, else the demo floor."""
     from app.config.floor_config import floor_config
     from app.config.floor_file import load_floor
     from app.config.settings import Settings

@@ -69,6 +69,9 @@ class Settings(BaseSettings):
     # standby takes over this long after the leader's last renewal, by the database's
     # clock; the leader renews every third of it.
     lease_ms: int = Field(default=3_000, ge=100)
+    # A writer on a floor holding the demo floor's published tokens: only `jackpot demo`
+    # and the tests set JACKPOT_DEMO_TOKENS=1 (docs/operations.md, "The floor file").
+    demo_tokens: bool = False
     # The journal's head signed with Ed25519 (app/writer/head_signing.py; docs/operations.md,
     # "Signed heads"): the private key as a PEM file or as its text, the directory the
     # signed heads are written to (default: data_dir/signed-heads), and how often.

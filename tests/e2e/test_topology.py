@@ -423,6 +423,16 @@ def test_compose_gives_redis_a_password_and_the_apps_the_signing_secret() -> Non
         assert environment["JACKPOT_REDIS_SECRET"].startswith("${JACKPOT_REDIS_SECRET:?")
 
 
+def test_compose_requires_a_floor_file_of_the_casinos_own() -> None:
+    compose = yaml.safe_load(COMPOSE.read_text())
+    for volume in compose["x-app"]["volumes"]:
+        if volume.endswith(":/etc/jackpot/floor.toml:ro"):
+            assert volume.startswith("${JACKPOT_FLOOR:?"), volume
+            break
+    else:
+        raise AssertionError("no floor file mounted")
+
+
 def test_compose_migrates_as_the_owner_and_runs_the_writers_as_the_runtime_role() -> None:
     services: dict[str, Any] = yaml.safe_load(COMPOSE.read_text())["services"]
     postgres = services["postgres"]
