@@ -119,7 +119,12 @@ def create_app(
             await broadcaster.stop()
             await _close(resources)
 
-    app = FastPathApp(title="Linked progressive jackpot server", version="1", lifespan=lifespan)
+    app = FastPathApp(
+        title="Linked progressive jackpot server",
+        version="1",
+        lifespan=lifespan,
+        **api_docs(settings),
+    )
     app.state.ready = False
     app.state.writer = writer
     app.state.metrics = metrics
@@ -214,6 +219,14 @@ def _head_signing(
     return signing
 
 
+def api_docs(settings: Settings) -> dict[str, Any]:
+    """FastAPI's /docs and /redoc load their pages' scripts from a public CDN: served only
+    with JACKPOT_API_DOCS=1 (the demo). /openapi.json is always served."""
+    if settings.api_docs:
+        return {}
+    return {"docs_url": None, "redoc_url": None}
+
+
 def _describe_bodies(app: FastAPI, models: tuple[type[BaseModel], ...]) -> None:
     """Put in the OpenAPI components the schemas of request bodies that routes read
     themselves (app/api/routes.py `table_request`), as FastAPI does for those it reads."""
@@ -254,7 +267,7 @@ def create_display_app(settings: Settings, floor: FloorFile) -> FastAPI:
         finally:
             await broadcaster.stop()
 
-    app = FastAPI(title="Jackpot displays", version="1", lifespan=lifespan)
+    app = FastAPI(title="Jackpot displays", version="1", lifespan=lifespan, **api_docs(settings))
     app.state.ready = False
     problems.install(app)
     metrics = Metrics()

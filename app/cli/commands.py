@@ -136,7 +136,8 @@ def demo_command(
     server = subprocess.Popen(
         [*exe, "serve", "--config", str(floor), "--data-dir", str(data_dir),
          "--port", str(port), "--log-level", "warning"],
-        env={**os.environ, "JACKPOT_DEMO_TOKENS": "1"},  # the demo's own floor, on purpose
+        # The demo's own floor, on purpose; and its API pages, from the CDN.
+        env={**os.environ, "JACKPOT_DEMO_TOKENS": "1", "JACKPOT_API_DOCS": "1"},
     )  # fmt: skip
     processes = [server]
     stopping = False

@@ -72,6 +72,8 @@ class Settings(BaseSettings):
     # A writer on a floor holding the demo floor's published tokens: only `jackpot demo`
     # and the tests set JACKPOT_DEMO_TOKENS=1 (docs/operations.md, "The floor file").
     demo_tokens: bool = False
+    # /docs and /redoc (their pages load scripts from a public CDN): off unless asked.
+    api_docs: bool = False
     # The journal's head signed with Ed25519 (app/writer/head_signing.py; docs/operations.md,
     # "Signed heads"): the private key as a PEM file or as its text, the directory the
     # signed heads are written to (default: data_dir/signed-heads), and how often.
