@@ -77,6 +77,7 @@ def _environment(dsn: str) -> dict[str, str]:
     env.pop("REDIS_URL", None)
     env["DATABASE_URL"] = dsn
     env["PYTHONPATH"] = str(ROOT)
+    env["JACKPOT_DEMO_TOKENS"] = "1"  # the demo floor's tokens, on purpose
     return env
 
 
