@@ -56,7 +56,8 @@ class Writer:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self, **extra: str) -> None:
-        env = {**os.environ, **self.env, "DATABASE_URL": self.dsn, **extra}
+        env = {**os.environ, **self.env, "DATABASE_URL": self.dsn, "JACKPOT_DEMO_TOKENS": "1",
+               **extra}  # fmt: skip
         floor = self.work / "floor.toml"
         if not floor.exists():
             demo = (ROOT / "app/demo/floor.toml").read_text()

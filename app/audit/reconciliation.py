@@ -14,6 +14,7 @@ import contextlib
 import csv
 import io
 import logging
+import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -220,6 +221,18 @@ def _expired_rounds(opened: int, floor: Floor, start: int, end: int) -> dict[str
     return {"count": sum(floor.expired.values()) - opened, "rounds": listed}
 
 
+# A spreadsheet runs a cell that starts with one of these as a formula (CSV injection):
+# such a cell is written with a leading apostrophe, as text; a plain number keeps its sign.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[+-]?\d+(\.\d+)?")
+
+
+def csv_cell(value: Any) -> Any:
+    if isinstance(value, str) and value.startswith(_FORMULA_START) and not _NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
 def to_csv(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> str:
     out = io.StringIO()
     writer = csv.DictWriter(
@@ -227,5 +240,5 @@ def to_csv(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> str:
     )
     writer.writeheader()
     for row in rows:
-        writer.writerow(row)
+        writer.writerow({key: csv_cell(value) for key, value in row.items()})
     return out.getvalue()

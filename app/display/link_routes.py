@@ -150,7 +150,7 @@ def _given_token(connection: Request | WebSocket) -> str | None:
                 return None
     scheme, _, credentials = connection.headers.get("authorization", "").partition(" ")
     if scheme.lower() == "bearer":
-        return credentials.strip()
+        return credentials.strip(" \t")  # SP and HTAB only, as app/api/auth.py
     return connection.query_params.get("token")
 
 
