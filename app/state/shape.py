@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from app.state.entries import Decision, Drawn, PostedBox
 from jackpot.config import LinkConfig, Timing
 from jackpot.floor import Floor
+from jackpot.in_play import InPlay
 from tables.bets import TableSettings
 
 
@@ -58,5 +59,6 @@ class FloorData(Protocol):
     proposals: dict[str, dict[str, Any]]
     audit: list[dict[str, Any]]
     uncommitted: set[str]
+    in_play: InPlay
 
     def table(self, table: str) -> TableConfig: ...
