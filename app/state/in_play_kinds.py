@@ -29,7 +29,7 @@ class NotInPlayError(StateConflictError):
         self.extensions: dict[str, Any] = {"suspended": [period_view(p) for p in periods]}
 
 
-def check_bets(service: FloorData, table: str, wagers: Iterable[tuple[int, bool]]) -> None:
+def check_in_play_bets(service: FloorData, table: str, wagers: Iterable[tuple[int, bool]]) -> None:
     """Bets whose boxes carry a jackpot wager (box, wager) where a suspension is in force
     are refused whole; a box without a jackpot wager is in play whatever is suspended."""
     boxes = [box for box, wager in wagers if wager]

@@ -105,3 +105,18 @@ def link_in_play(service: FloorData, link: str) -> dict[str, Any]:
 def suspensions_view(service: FloorData) -> list[dict[str, Any]]:
     """`GET /v1/floor`'s `suspensions`: every period in force, oldest first."""
     return [period_view(p) for p in service.in_play.in_force()]
+
+
+def table_in_play(service: FloorData, table: str) -> dict[str, Any]:
+    """A table's row of the floor: `in_play` (false while it or its link is suspended)
+    and its `suspended_boxes`."""
+    whole, boxes = service.in_play.of_table(service.table(table).link, table)
+    return {"in_play": whole is None, "suspended_boxes": [p.box for p in boxes]}
+
+
+def suspension_periods(service: FloorData, start: int, end: int) -> list[dict[str, Any]]:
+    """The reconciliation's `suspensions`: every period in force at some instant of
+    [start, end), by link, table and box, then in the order they began."""
+    periods = service.in_play.overlapping(start, end)
+    periods.sort(key=lambda p: (p.link or "", p.table or "", p.box or 0, p.since))
+    return [period_view(p) for p in periods]

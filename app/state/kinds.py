@@ -50,7 +50,7 @@ from app.state.entries import (
     entry_from_dict,
     idempotency_key,
 )
-from app.state.in_play_kinds import apply_in_play, check_bets, check_in_play
+from app.state.in_play_kinds import apply_in_play, check_in_play, check_in_play_bets
 from app.state.operator_views import operator_answer
 from app.state.shape import FloorData, RoundExtras
 from app.state.views import bets_answer, outcome_answer, void_answer
@@ -120,7 +120,7 @@ def prepare_bets(
     # The entry's records are the command's boxes as they are; its decisions made once.
     decisions = decide_bets(settings, command.boxes, Decision)
     # 5.18.2: no jackpot wager where the progressive is not in play (409 naming it).
-    check_bets(
+    check_in_play_bets(
         state, table, ((b.box, b.jackpot > 0 or b.jackpot_dealer > 0) for b in command.boxes)
     )
     # Singapore Stud's Magic Card, Lucky Player and Lucky Dealer are drawn by the

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.state.floor_state import Service
+from app.state.in_play_views import link_in_play, suspensions_view, table_in_play
 from app.state.operator_views import proposal_view
 from app.state.timefmt import format_time
 from app.state.views import as_committed, award_row
@@ -62,6 +63,7 @@ def floor_view(
             "last_event": None if seen is None else seen[1],
             "last_event_at": None if seen is None else format_time(seen[0]),
             "silent": seen is None or now - seen[0] > silent,
+            **table_in_play(service, table_id),
         })  # fmt: skip
     view: dict[str, Any] = {
         "currency": service.config.currency,
@@ -77,6 +79,7 @@ def floor_view(
         "changes": [
             proposal_view(p) for p in service.proposals.values() if p["state"] == "proposed"
         ],
+        "suspensions": suspensions_view(service),
     }
     if journal is not None:
         view["journal"] = {"seq": journal[0], "head": journal[1]}
@@ -120,6 +123,7 @@ def _link_view(service: Service, link_id: str, degraded: bool) -> dict[str, Any]
         # What the server knows of itself; "writer unreachable" is the console's own
         # conclusion when this stream stops.
         "status": "degraded" if degraded else "ok",
+        "in_play": link_in_play(service, link_id)["in_play"],
         "meters": meters,
         "pending": pending,
         "stale_rounds": [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -9,6 +10,7 @@ import httpx
 import pytest
 
 from app.audit.replay_check import Verifier
+from app.store.chain import GENESIS, chain_hash
 from app.store.journal import MemoryJournal
 from tests.integration.app.support import KeptJournal, build_server, running
 from tests.support import Clock, bets_body
@@ -241,3 +243,73 @@ async def test_jackpot_verify_replays_suspensions(clock: Clock) -> None:
     assert [(p.scope, p.since, p.until) for p in periods] == [
         ("link", clock.now - 60_000, clock.now)
     ]
+
+
+async def test_verify_names_a_jackpot_wager_accepted_while_suspended_rule_5_18_2(
+    clock: Clock,
+) -> None:
+    journal = MemoryJournal()
+    server = build_server(journal=journal, clock=clock, outcome_wait_s=0.2)
+    async with running(server.app) as client:
+        assert (await bets(client, "T01", "R1", clock, (1, "10.00", "1.00"))).status_code == 200
+        await client.post("/v1/links/stud/suspend", json={"reason": "fault"}, headers=SAM)
+        config = server.writer.service.config
+        rows = [row async for row in journal.read(0)]
+    # The same entries with the suspension first: a bets entry the rules refuse.
+    swapped, previous = [], GENESIS
+    reordered = [r for r in rows if r.kind == "suspend"] + [r for r in rows if r.kind != "suspend"]
+    assert [r.kind for r in reordered][:2] == ["suspend", "bets"]
+    for seq, row in enumerate(reordered, start=1):
+        row = dataclasses.replace(row, seq=seq, hash=chain_hash(previous, row.entry))
+        swapped.append(row)
+        previous = row.hash
+    verifier = Verifier(config)
+    for row in swapped:
+        verifier.feed(row)
+    found = [(d.seq, d.what) for d in verifier.report().discrepancies]
+    assert len(found) == 1 and found[0][0] == 2
+    assert "progressive not in play: link stud suspended since" in found[0][1]
+
+
+async def test_the_floor_shows_what_is_suspended(client: httpx.AsyncClient) -> None:
+    await client.post("/v1/tables/T02/suspend", json={"reason": "fault", "boxes": [4]}, headers=SAM)
+    await client.post("/v1/links/tcp/suspend", json={"reason": "controller"}, headers=SAM)
+    floor = (await client.get("/v1/floor", headers=OPERATOR)).json()
+    assert [(s["scope"], s["link"], s["table"], s["box"]) for s in floor["suspensions"]] == [
+        ("box", "stud", "T02", 4),
+        ("link", "tcp", None, None),
+    ]
+    assert {ln["link"]: ln["in_play"] for ln in floor["links"]} == {"stud": True, "tcp": False}
+    tables = {t["table"]: (t["in_play"], t["suspended_boxes"]) for t in floor["tables"]}
+    assert tables["T02"] == (True, [4])
+    assert tables["T03"] == (False, [])
+    assert tables["T01"] == (True, [])
+
+
+async def test_the_reconciliation_lists_each_suspension_period(
+    client: httpx.AsyncClient, clock: Clock
+) -> None:
+    start = clock.at()
+    await client.post("/v1/links/stud/suspend", json={"reason": "first"}, headers=SAM)
+    clock.now += 60_000
+    await client.post("/v1/links/stud/resume", json={"reason": "mended"}, headers=SUE)
+    await client.post("/v1/tables/T03/suspend", json={"reason": "second"}, headers=SAM)
+    clock.now += 60_000
+    end = clock.at()
+    r = await client.get(
+        "/v1/reports/reconciliation", params={"from": start, "to": end}, headers=OPERATOR
+    )
+    assert r.status_code == 200, r.text
+    periods = [
+        (p["link"], p["table"], p["since"], p["until"], p["reason"], p["resumed_by"])
+        for p in r.json()["suspensions"]
+    ]
+    assert periods == [
+        ("stud", None, start, clock.at(-60_000), "first", "sue"),
+        ("tcp", "T03", clock.at(-60_000), None, "second", None),
+    ]
+    # A period that ended before the report's: not listed.
+    later = await client.get(
+        "/v1/reports/reconciliation", params={"from": clock.at(-30_000)}, headers=OPERATOR
+    )
+    assert [p["table"] for p in later.json()["suspensions"]] == ["T03"]
