@@ -13,6 +13,7 @@ from app.api.auth import Principal, Tokens
 from app.api.reading import Auth, TableId, read_body, request_body
 from app.api.schemas import Reason, Strict
 from app.state.commands import InPlayCommand, ProposeCommand, ResumeCommand, SuspendCommand
+from app.state.in_play_views import table_status
 from app.writer.writer import Writer
 
 Box = Annotated[StrictInt, Field(ge=1, le=52)]
@@ -78,3 +79,17 @@ def in_play_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
 
     routes("suspend", SuspendCommand)
     routes("resume", ResumeCommand)
+
+    @api.get("/v1/tables/{table}/status", tags=["tables"])
+    async def get_status(table: TableId, authorization: Auth = None) -> JSONResponse:
+        """Whether the progressive is in play at the table, its boxes out of play, since
+        when and why, the link's status and the server's time. The table's own poll is
+        its heartbeat (docs/api.md, "Is the progressive in play?")."""
+        principal = tokens.reader(authorization, table)
+        service = writer.service
+        service.table(table)  # 404
+        now = writer.clock()
+        if principal.kind == "table":
+            writer.heard(table, now)
+        link_status = "degraded" if writer.degraded else "ok"
+        return JSONResponse(table_status(service, table, now, link_status))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -120,3 +121,17 @@ def suspension_periods(service: FloorData, start: int, end: int) -> list[dict[st
     periods = service.in_play.overlapping(start, end)
     periods.sort(key=lambda p: (p.link or "", p.table or "", p.box or 0, p.since))
     return [period_view(p) for p in periods]
+
+
+def table_heard(
+    service: FloorData, table: str, now: int, last_heard: Callable[[str], int] | None
+) -> dict[str, Any]:
+    """A table's row of the floor: when it last asked what is in play, and `unheard`
+    once that is longer ago than the floor's `table_silence_ms`."""
+    if last_heard is None:
+        return {}
+    last = last_heard(table)
+    return {
+        "last_heard_at": format_time(last),
+        "unheard": now - last > service.config.table_silence_ms,
+    }
