@@ -92,7 +92,7 @@ export function renderInPlay(floor) {
           } })
       : null;
     body.append(el("tr", { dataset: { where: where(s) } },
-      el("td", { text: where(s) }), el("td", { text: when(s.since) }), el("td", { text: s.reason }),
+      el("td", { text: where(s) }), el("td", {}, when(s.since)), el("td", { text: s.reason }),
       el("td", { text: s.by === null ? "server (silent table)" : s.by }), el("td", {}, resume)));
   }
   const unheard = (floor.tables || []).filter((t) => t.unheard);
