@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest
 
-from app.state.commands import ResumeCommand, SuspendCommand
+from app.state.commands import InPlayCommand, ResumeCommand, SuspendCommand
 from app.store.database import create_pool
 from app.store.journal import PostgresJournal
 from app.store.snapshots import dump_text
@@ -44,7 +44,7 @@ async def test_a_standby_follows_suspensions_through_entries_and_snapshots(
     await standby.recover()
     leader.start()
     try:
-        changes = [
+        changes: list[tuple[str, InPlayCommand]] = [
             ("suspend", SuspendCommand(link="stud", table=None, boxes=None, reason="fault")),
             ("suspend", SuspendCommand(link=None, table="T03", boxes=[2, 3], reason="box")),
             ("resume", ResumeCommand(link="stud", table=None, boxes=None, reason="mended")),
