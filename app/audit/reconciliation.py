@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 
 from app.state.floor_state import FloorConfig, Service
+from app.state.in_play_views import suspension_periods
 from app.state.timefmt import format_time
 from app.store.chain import GENESIS
 from app.store.errors import JournalUnavailable
@@ -128,6 +129,9 @@ async def reconciliation(
         # Rounds open longer than expire_after with no outcome or void: their
         # contributions stay on the meters (a void by the table would reverse them).
         "expired_rounds": _expired_rounds(opening_floor, replay.service.floor, start, end),
+        # What was out of play in the period (rules 5.17, 5.18.2), per link and table;
+        # `until` null: still suspended at its end.
+        "suspensions": suspension_periods(replay.service, start, end),
     }
     return answer, closed
 

@@ -158,6 +158,10 @@ class Floor(_Section):
     # Settled, void and expired rounds are kept in memory this long (then the journal).
     retain_ms: StrictInt = Field(default=900_000, ge=0)
     dual_control: StrictBool = False  # a supervisor's change needs a second supervisor
+    # A table silent (no status poll) this long is flagged, and with the second taken out
+    # of play by the writer's timer until a supervisor resumes it (rule 5.17).
+    table_silence_ms: StrictInt = Field(default=10_000, ge=1)
+    suspend_silent_tables: StrictBool = False
     links: tuple[LinkSection, ...] = ()
     tables: tuple[TableSection, ...] = ()
     operators: tuple[OperatorSection, ...] = ()

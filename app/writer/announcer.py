@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from app.state.in_play_views import link_in_play
 from app.state.views import award_row, has_pending, meters
 from app.writer.ports import Broadcast
 from app.writer.position import Position
@@ -18,6 +19,8 @@ class Shown:
 
     wins: list[tuple[str, dict[str, object]]]  # (link, win message)
     meters: dict[str, dict[str, str]]  # link -> meter -> value
+    # link -> what is out of play there (a `status` message when it changes)
+    in_play: dict[str, dict[str, object]] = field(default_factory=dict)
 
 
 class Announcer:
@@ -99,7 +102,8 @@ class Announcer:
             link: {m["meter"]: m["value"] for m in meters(self.position.service, link)}
             for link in links
         }
-        return Shown(wins, values)
+        in_play = {link: link_in_play(self.position.service, link) for link in links}
+        return Shown(wins, values, in_play)
 
     def show(self, shown: Shown, finalized: list[AwardRecord | ResetRecord]) -> None:
         rounds = {(a.table, a.round) for a in finalized if isinstance(a, AwardRecord)}
@@ -117,6 +121,8 @@ class Announcer:
             self.broadcast.win(link, win)
         for link, values in shown.meters.items():
             self.broadcast.meters(link, values)
+        for link, info in shown.in_play.items():
+            self.broadcast.in_play(link, info)
 
 
 def win(award: AwardRecord) -> dict[str, object]:

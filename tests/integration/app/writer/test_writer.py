@@ -251,6 +251,9 @@ class Screens:
     def status(self, link: str | None, status: str, detail: str = "") -> None:
         return None
 
+    def in_play(self, link: str, info: dict[str, object]) -> None:
+        return None
+
 
 async def test_a_win_final_in_the_group_of_its_claim_is_shown_final_once_after_its_commit() -> None:
     """Docs/design.md "Broadcast": a royal flush posted more than `hold` after its
