@@ -4,7 +4,7 @@ journal entry (app/api/account_changes.py)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Request
 from fastapi.responses import JSONResponse
@@ -23,6 +23,9 @@ from app.api.schemas import problem_responses
 from app.state.account_kinds import account_view
 
 Name = Annotated[str, Path(pattern=NAME_PATTERN)]
+PENDING: dict[int | str, dict[str, Any]] = {
+    202: {"description": "with dual control: the supervisor role waits for another"}
+}
 # The bodies these routes read themselves: the app describes them in OpenAPI.
 ACCOUNT_BODIES = (AccountRequest, ReasonRequest, PasswordRequest, RoleRequest)
 
@@ -43,7 +46,10 @@ def account_routes(changes: AccountChanges) -> APIRouter:
         return JSONResponse({"accounts": [account_view(a) for a in accounts]})
 
     @api.post(
-        "/v1/accounts", status_code=201, openapi_extra={"requestBody": request_body(AccountRequest)}
+        "/v1/accounts",
+        status_code=201,
+        openapi_extra={"requestBody": request_body(AccountRequest)},
+        responses=PENDING,
     )
     async def create_account(request: Request, who: Principal = by_supervisor) -> JSONResponse:
         """201; with dual control, a supervisor is created an operator with the role
@@ -84,7 +90,11 @@ def account_routes(changes: AccountChanges) -> APIRouter:
         body = await read_body(request, PasswordRequest)
         return JSONResponse(await changes.set_password(who.name, name, body.password))
 
-    @api.post("/v1/accounts/{name}/role", openapi_extra={"requestBody": request_body(RoleRequest)})
+    @api.post(
+        "/v1/accounts/{name}/role",
+        openapi_extra={"requestBody": request_body(RoleRequest)},
+        responses=PENDING,
+    )
     async def change_role(
         name: Name, request: Request, who: Principal = by_supervisor
     ) -> JSONResponse:

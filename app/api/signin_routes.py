@@ -64,7 +64,7 @@ def event_view(event: SignInEvent) -> dict[str, Any]:
 
 
 def signin_routes(signins: SignIns, tokens: Tokens, writer: Writer) -> APIRouter:
-    api = APIRouter(tags=["sign-in"], responses=problem_responses(401, 403, 422, 503))
+    api = APIRouter(tags=["sign-in"], responses=problem_responses(401, 403, 404, 422, 503))
     policy = signins.policy
 
     def supervisor(authorization: Auth = None) -> Principal:

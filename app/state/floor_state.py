@@ -25,6 +25,7 @@ from app.state.shape import RoundExtras as RoundExtras
 from app.state.shape import TableConfig as TableConfig
 from jackpot.errors import UnknownError
 from jackpot.floor import Floor, Result
+from jackpot.in_play import InPlay
 
 
 @dataclass(slots=True)
@@ -44,6 +45,8 @@ class Service:
     uncommitted: set[str] = field(default_factory=set)
     # Operator accounts, personal tokens, tables' keys (app/state/accounts.py).
     accounts: Accounts = field(default_factory=Accounts)
+    # What is out of play, and every period it was (docs/design.md, "In play").
+    in_play: InPlay = field(default_factory=InPlay)
 
     def __post_init__(self) -> None:
         self.floor = Floor(self.config.links, self.config.timing, self.config.retain_ms)

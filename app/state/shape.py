@@ -15,6 +15,7 @@ from app.state.accounts import Accounts
 from app.state.entries import Decision, Drawn, PostedBox
 from jackpot.config import LinkConfig, Timing
 from jackpot.floor import Floor
+from jackpot.in_play import InPlay
 from tables.bets import TableSettings
 
 
@@ -38,6 +39,10 @@ class FloorConfig:
     # A table may hold this many rounds with bets and no outcome or void; beyond it, its
     # bets are refused (409) until some settle, are void or expire (jackpot/expiry.py).
     max_open_rounds: int = 1_000
+    # A table that has not asked what is in play for this long is flagged; with
+    # suspend_silent_tables the writer's timer also takes it out of play (rule 5.17).
+    table_silence_ms: int = 10_000
+    suspend_silent_tables: bool = False
 
 
 @dataclass(slots=True)
@@ -60,5 +65,6 @@ class FloorData(Protocol):
     audit: list[dict[str, Any]]
     uncommitted: set[str]
     accounts: Accounts
+    in_play: InPlay
 
     def table(self, table: str) -> TableConfig: ...

@@ -19,11 +19,12 @@ from app.state.entries import Decision, Drawn, PostedBox
 from app.state.floor_state import RoundExtras, Service
 from app.store.packing import pack
 from jackpot import snapshot
+from jackpot.in_play import InPlay
 from jackpot.snapshot import canonical_json
 
 
 def dump_service(service: Service, seq: int, head: str) -> dict[str, Any]:
-    state = {
+    state: dict[str, Any] = {
         "seq": seq,
         "head": head,
         "floor": snapshot.dump(service.floor),
@@ -45,6 +46,9 @@ def dump_service(service: Service, seq: int, head: str) -> dict[str, Any]:
     # Only once there are accounts: the snapshots of a floor without keep their bytes.
     if not service.accounts.empty():
         state["accounts"] = dump_accounts(service.accounts)
+    # Only once something was ever suspended: older snapshots stay byte for byte the same.
+    if service.in_play.periods:
+        state["in_play"] = service.in_play.dump()
     return state
 
 
@@ -69,6 +73,7 @@ def load_service(config: Any, state: dict[str, Any]) -> Service:
     service.proposals = copy.deepcopy(state["proposals"])
     service.audit = list(state["audit"])
     service.accounts = load_accounts(state.get("accounts"))
+    service.in_play = InPlay.load(state.get("in_play", ()))
     return service
 
 

@@ -9,6 +9,7 @@ import { audit, awards } from "./records.js";
 import { run as reconcile, setupReconciliation } from "./reconcile.js";
 import { load as loadAccounts, setupAccounts } from "./accounts.js";
 import { setupPasswordSignIn } from "./signin.js";
+import { renderInPlay, setupInPlay } from "./in_play.js";
 
 const state = { floor: null, you: null, live: null, view: "floor", unreachable: false };
 
@@ -72,6 +73,7 @@ function onFloor(floor) {
   renderFloor(floor, { unreachable: state.unreachable });
   renderProposals(floor);
   refreshForms();
+  renderInPlay(floor);
 }
 
 function signedIn(you, floor) {
@@ -91,6 +93,7 @@ function signedIn(you, floor) {
   audit.setup(floor);
   awards.setup(floor);
   setupReconciliation();
+  setupInPlay({ role: you.role });
   onFloor(floor);
   state.live = new Live(session.token, { onFloor, onState: setConnection, onDenied: () => signOut("Your token is no longer accepted: sign in again.") });
   show("floor");

@@ -1,7 +1,7 @@
 """The console's sessions and the sign-in log (app/store/sessions.py).
 
-Revision ID: 0005
-Revises: 0004
+Revision ID: 0008
+Revises: 0007
 Create Date: 2026-11-27
 """
 
@@ -11,10 +11,12 @@ from collections.abc import Sequence
 
 from alembic import op
 
-revision: str = "0005"
-down_revision: str | Sequence[str] | None = "0004"
+revision: str = "0008"
+down_revision: str | Sequence[str] | None = "0007"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
+
+RUNTIME = "jackpot_runtime"  # 0007
 
 
 def upgrade() -> None:
@@ -58,6 +60,12 @@ def upgrade() -> None:
     op.execute("CREATE INDEX signins_name ON signins (name, at)")
     op.execute("CREATE INDEX signins_address ON signins (address, at)")
     op.execute("CREATE INDEX signins_at ON signins (at)")
+    # The runtime role (0007, docs/operations.md "Roles and privileges"): sessions are
+    # opened, touched and ended; the sign-in log is only appended to and read.
+    op.execute("REVOKE ALL ON operator_sessions, signins FROM PUBLIC")
+    op.execute(f"GRANT SELECT, INSERT, UPDATE ON operator_sessions TO {RUNTIME}")
+    op.execute(f"GRANT SELECT, INSERT ON signins TO {RUNTIME}")
+    op.execute(f"GRANT USAGE ON SEQUENCE signins_seq_seq TO {RUNTIME}")
 
 
 def downgrade() -> None:
