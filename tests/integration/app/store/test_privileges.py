@@ -21,12 +21,13 @@ from app.store.chain import GENESIS, chain_hash
 from app.store.database import create_pool, migrate, start_embedded, with_database
 from app.store.journal import JournalRow, PostgresJournal
 from app.store.lease import PostgresLease
+from app.store.sessions import PostgresSessions, Session, SignInEvent
 from tests.conftest import admin, run_blocking
 from tests.support import ROOT, rewrite_history
 
 pytestmark = pytest.mark.integration
 
-HEAD = "0007"
+HEAD = "0008"
 
 STATEMENTS = [
     "UPDATE journal SET kind = 'x'",
@@ -209,3 +210,23 @@ async def test_a_dump_restores_as_the_runbook_says_under_the_journals_triggers(
             await connection.close()
     finally:
         await server.stop()
+
+
+async def test_the_runtime_role_keeps_sessions_and_appends_to_the_sign_in_log(
+    runtime_dsn: str,
+) -> None:
+    pool = await create_pool(runtime_dsn)
+    try:
+        sessions = PostgresSessions(pool)
+        opened = Session("a" * 64, "ann", 0, "csrf", "10.0.0.1", 1, 1, 100)
+        await sessions.open(opened)
+        await sessions.touch(opened.id_sha256, 5)
+        await sessions.end(opened.id_sha256, 6, "signout")
+        await sessions.record(SignInEvent(6, "signout", "ann", "10.0.0.1"))
+        assert [e.event for e in await sessions.recent("name", "ann", 0)] == ["signout"]
+        for statement in ("DELETE FROM signins", "UPDATE signins SET name = 'x'",
+                          "DELETE FROM operator_sessions"):  # fmt: skip
+            with pytest.raises(asyncpg.InsufficientPrivilegeError):
+                await pool.execute(statement)
+    finally:
+        await pool.close()
