@@ -18,6 +18,7 @@ from fastapi.routing import APIRoute
 from starlette.middleware.errors import ServerErrorMiddleware
 
 from app.api.body_limit import BodyLimit
+from app.api.sessions import SessionGate
 from app.api.standby import StandbyGate
 from app.api.table_events.direct_route import FastPathApp, TableEvents
 from app.ops.logs import RequestContextMiddleware
@@ -90,7 +91,10 @@ def test_every_table_event_has_its_endpoint_inside_the_apps_edge() -> None:
         layers.append(layer)
         layer = getattr(layer, "app", None)
     edge: list[object] = [m.cls for m in app.user_middleware]  # outermost first
-    assert edge == [RequestContextMiddleware, BodyLimit, StandbyGate]
+    # The console's sessions innermost, on FastAPI's stack only: a table event is never
+    # authenticated by a cookie (app/api/sessions.py).
+    assert edge == [RequestContextMiddleware, BodyLimit, StandbyGate, SessionGate]
+    edge = edge[:-1]
     # As FastAPI's own stack: Starlette's 500 answer outermost, then the same edge.
     assert [type(x) for x in layers] == [ServerErrorMiddleware, *edge, TableEvents]
     route = layers[-1]
