@@ -22,6 +22,7 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
+from app.config.floor_levels import level_checks
 from jackpot.config import LinkConfig, MeterConfig, Timing
 from jackpot.money import RATE_SCALE, Money, MoneyError, Rate, parse_money, parse_rate
 from tables.errors import TablesError
@@ -320,6 +321,7 @@ def _cross_checks(raw: Mapping[str, Any]) -> Iterator[tuple[Loc, str]]:
     links = [link.get("id") for _, link in _entries(raw, "links")]
     for ti, table in _entries(raw, "tables"):
         yield from _table_checks(table, ("tables", ti), [x for x in links if isinstance(x, str)])
+    yield from level_checks(raw)
     yield from _duplicates(_entries(raw, "operators"), "name", ("operators",), "operator name")
     yield from _token_checks(raw)
     if raw.get("dual_control") is True:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
-from msgspec import to_builtins
+from msgspec import UNSET, to_builtins
 
 from app.state.commands import (
     BetsCommand,
@@ -153,7 +153,9 @@ def prepare_outcome(
         if isinstance(c, FixedClaim):
             fixed.append(Fixed(c.box, c.kind, c.hand, c.amount, c.for_box, c.target))
         else:
-            meter_claims.append(Claim(c.box, c.target, c.hand, c.share, c.dealt_at))
+            # A row that names no level journals no meter: the link's first, as ever.
+            meter = UNSET if c.meter is None else c.meter
+            meter_claims.append(Claim(c.box, c.target, c.hand, c.share, c.dealt_at, meter))
     return OutcomeEntry(
         version=SEMANTICS,
         now=now,
