@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from jackpot.errors import InvalidCommandError
+from jackpot.money import CENT, Money, parse_money
 from jackpot.mystery import (
     Trigger,
     check_range,
@@ -19,7 +20,6 @@ from jackpot.mystery import (
     first_crossing,
     reveal_problems,
 )
-from jackpot.money import CENT, Money, parse_money
 
 LOW, HIGH = parse_money("400.00"), parse_money("500.00")
 NONCE = "00112233445566778899aabbccddeeff"
