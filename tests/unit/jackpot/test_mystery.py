@@ -39,8 +39,13 @@ def test_a_draw_takes_the_cent_the_generator_gives_from_the_range() -> None:
 
 def test_every_cent_of_the_range_can_be_drawn_and_nothing_outside() -> None:
     low, high = parse_money("1.00"), parse_money("1.05")
-    seen = Counter(draw_trigger(low, high, lambda n, i=i: i % n, lambda k: "00").value
-                   for i in range(10))  # fmt: skip
+    seen: Counter[int] = Counter()
+    for i in range(10):
+
+        def each(n: int, i: int = i) -> int:
+            return i % n
+
+        seen[draw_trigger(low, high, each, lambda k: "00").value] += 1
     assert sorted(seen) == [parse_money(t) for t in ("1.00", "1.01", "1.02", "1.03", "1.04")]
     assert set(seen.values()) == {2}  # each cent as often: the draw adds no bias
 
