@@ -13,8 +13,17 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from jackpot import contributions, expiry, operator_changes, outcomes, voids, watermark
+from jackpot import (
+    contributions,
+    expiry,
+    mystery_levels,
+    operator_changes,
+    outcomes,
+    voids,
+    watermark,
+)
 from jackpot.commands import (
+    ArmTrigger,
     CloseBets,
     Command,
     Correct,
@@ -85,6 +94,7 @@ class Floor:
         self.resets: dict[str, ResetRecord] = {}
         self.seed_changes: list[SeedChangeRecord] = []
         self.corrections: list[CorrectionRecord] = []
+        self.reveals: dict[str, mystery_levels.Reveal] = {}  # must-hit-by award -> its trigger
         # The fixed awards of pruned rounds, in pruning order: like meter awards, every
         # fixed award stays listed (a pruned round can no longer be voided: they are final).
         self.past_fixed: list[PastFixed] = []
@@ -133,6 +143,7 @@ class Floor:
     def due_at(self) -> int | None:
         """When the next pending award or reset could become final (server time)."""
         dues = [d for link in self.links.values() if (d := link.due_at(self.timing)) is not None]
+        dues += mystery_levels.due_at(self)
         return min(dues) if dues else None
 
     # -- views ---------------------------------------------------------------------------
@@ -199,4 +210,5 @@ COMMAND_HANDLERS: dict[type[Any], Callable[[Floor, Any], Result]] = {
     SetSeed: operator_changes.set_seed,
     ResetMeter: operator_changes.reset_meter,
     Correct: operator_changes.correct,
+    ArmTrigger: mystery_levels.arm,
 }

@@ -20,6 +20,8 @@ from jackpot.config import LinkConfig, Timing
 from jackpot.floor import Floor
 from jackpot.meter import LEDGER, Funding, Meter
 from jackpot.money import Money
+from jackpot.mystery import Trigger
+from jackpot.mystery_levels import Reveal
 from jackpot.records import (
     AwardRecord,
     BoxRecord,
@@ -109,7 +111,11 @@ _NEWER_FLOWS = ("reversed_meter", "reversed_reserve", "awards_withheld", "awards
 
 
 def _meter(m: Meter) -> dict[str, Any]:
+    # A must-hit-by level's armed trigger: only when there is one (older dumps keep their
+    # bytes). The app keeps snapshots as secret as the trigger (docs/design.md).
+    armed = {} if m.trigger is None else {"trigger": [m.trigger.value, m.trigger.nonce]}
     return {
+        **armed,
         "seed": m.seed,
         "next_seed": m.next_seed,
         "value": m.value,
@@ -190,6 +196,8 @@ def dump(floor: Floor) -> dict[str, Any]:
     }
     if floor.recent_expired:  # written only when there is one: older dumps keep their bytes
         state["recent_expired"] = [_plain(e, ()) for e in floor.recent_expired]
+    if floor.reveals:  # as above: must-hit-by levels' revealed triggers
+        state["reveals"] = {k: _plain(r, ()) for k, r in floor.reveals.items()}
     return state
 
 
@@ -239,6 +247,9 @@ def load(
         link = floor.links[link_id]
         for meter, md in zip(link.meters, ld["meters"], strict=True):
             for name, value in md.items():
+                if name == "trigger":
+                    meter.trigger = Trigger(Money(value[0]), value[1])
+                    continue
                 setattr(meter, name, tuple(value) if name == "reset_key" else value)
         tl = link.timeline
         tl.heap = [(ev.key, ev) for s in ld["heap"] if (ev := event(link_id, s)) is not None]
@@ -285,6 +296,7 @@ def load(
     floor.done = deque((int(t), str(a), str(b)) for t, a, b in data["done"])
     floor.expired = dict(data.get("expired", {}))  # absent from snapshots before expiry
     floor.recent_expired.extend(Expiry(**e) for e in data.get("recent_expired", []))
+    floor.reveals = {k: Reveal(**r) for k, r in data.get("reveals", {}).items()}
     return floor
 
 
