@@ -78,7 +78,7 @@ def writer_process(
     this process leads; otherwise PostgreSQL: DATABASE_URL, or an embedded server under
     settings.data_dir, migrated at start, and the lease decides whether it leads.
     `outcome_wait_s` and `snapshot_growth`: None keeps the writer's own."""
-    config, tokens = floor_config(floor), floor_tokens(floor)
+    config, tokens = floor_config(floor, settings.mystery_key), floor_tokens(floor)
     database = None
     if journal is None:
         database = ServerDatabase(settings.database_url, settings.data_dir)

@@ -94,7 +94,6 @@ class Floor:
         self.resets: dict[str, ResetRecord] = {}
         self.seed_changes: list[SeedChangeRecord] = []
         self.corrections: list[CorrectionRecord] = []
-        self.reveals: dict[str, mystery_levels.Reveal] = {}  # must-hit-by award -> its trigger
         # The fixed awards of pruned rounds, in pruning order: like meter awards, every
         # fixed award stays listed (a pruned round can no longer be voided: they are final).
         self.past_fixed: list[PastFixed] = []

@@ -41,6 +41,13 @@ class Reveal:
     high: Money
 
 
+@dataclass(slots=True)
+class MysteryAward(AwardRecord):
+    """A must-hit-by level's award: final when decided, with its trigger revealed."""
+
+    reveal: Reveal | None = None
+
+
 def trigger_range(meter: Meter) -> tuple[Money, Money] | None:
     """[from, by) of a must-hit-by meter; None for any other meter."""
     by = meter.config.must_hit_by
@@ -140,7 +147,7 @@ def _award(
     key = link.timeline.key(event.time, WIN, rnd.table, box)
     win = Event(key, award=award_id, meter=index, share=FULL_SHARE)
     link.sequence += 1
-    award = AwardRecord(
+    award = MysteryAward(
         id=award_id,
         link=link.id,
         meter=meter.config.id,
@@ -163,9 +170,9 @@ def _award(
         sequence=link.sequence,
         finalized_at=floor.now,
         funding=funding,
+        reveal=Reveal(trigger.commitment, trigger.value, trigger.nonce, *bounds),
     )
     floor.awards[award_id] = award
-    floor.reveals[award_id] = Reveal(trigger.commitment, trigger.value, trigger.nonce, *bounds)
     rnd.awards.append(award_id)
     return award
 

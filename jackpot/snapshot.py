@@ -21,7 +21,7 @@ from jackpot.floor import Floor
 from jackpot.meter import LEDGER, Funding, Meter
 from jackpot.money import Money
 from jackpot.mystery import Trigger
-from jackpot.mystery_levels import Reveal
+from jackpot.mystery_levels import MysteryAward, Reveal
 from jackpot.records import (
     AwardRecord,
     BoxRecord,
@@ -169,8 +169,10 @@ def dump(floor: Floor) -> dict[str, Any]:
         rounds.append(data)
     awards = []
     for award in floor.awards.values():
-        data = _plain(award, ("event", "funding"))
+        data = _plain(award, ("event", "funding", "reveal"))
         data["event"], data["funding"] = ref(award.link, award.event), _funding(award.funding)
+        if isinstance(award, MysteryAward) and award.reveal is not None:
+            data["reveal"] = _plain(award.reveal, ())  # only a must-hit-by award has one
         awards.append(data)
     resets = []
     for reset in floor.resets.values():
@@ -196,8 +198,7 @@ def dump(floor: Floor) -> dict[str, Any]:
     }
     if floor.recent_expired:  # written only when there is one: older dumps keep their bytes
         state["recent_expired"] = [_plain(e, ()) for e in floor.recent_expired]
-    if floor.reveals:  # as above: must-hit-by levels' revealed triggers
-        state["reveals"] = {k: _plain(r, ()) for k, r in floor.reveals.items()}
+
     return state
 
 
@@ -276,10 +277,15 @@ def load(
         rnd = RoundRecord(boxes=boxes, fixed=fixed, event=event(rd["link"], rd["event"]), **plain)
         floor.rounds[(rnd.table, rnd.round)] = rnd
     for ad in data["awards"]:
-        plain = {k: v for k, v in ad.items() if k not in ("event", "funding")}
+        plain = {k: v for k, v in ad.items() if k not in ("event", "funding", "reveal")}
         ev = event(ad["link"], ad["event"])
         assert ev is not None
-        award = AwardRecord(event=ev, funding=_unfunding(ad["funding"]), **plain)
+        funding = _unfunding(ad["funding"])
+        if "reveal" in ad:
+            reveal = Reveal(**ad["reveal"])
+            award: AwardRecord = MysteryAward(event=ev, funding=funding, reveal=reveal, **plain)
+        else:
+            award = AwardRecord(event=ev, funding=funding, **plain)
         floor.awards[award.id] = award
     for rd in data["resets"]:
         plain = {k: v for k, v in rd.items() if k not in ("event", "funding")}
@@ -296,7 +302,6 @@ def load(
     floor.done = deque((int(t), str(a), str(b)) for t, a, b in data["done"])
     floor.expired = dict(data.get("expired", {}))  # absent from snapshots before expiry
     floor.recent_expired.extend(Expiry(**e) for e in data.get("recent_expired", []))
-    floor.reveals = {k: Reveal(**r) for k, r in data.get("reveals", {}).items()}
     return floor
 
 

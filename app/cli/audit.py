@@ -138,7 +138,8 @@ def load_config(path: Path | None) -> FloorConfig:
     from app.config.floor_file import load_floor
     from app.config.settings import Settings
 
-    config = floor_config(load_floor(path or Settings().config or DEMO_FLOOR))
+    settings = Settings()
+    config = floor_config(load_floor(path or settings.config or DEMO_FLOOR), settings.mystery_key)
     return config
 
 

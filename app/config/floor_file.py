@@ -115,6 +115,10 @@ class MeterSection(_Section):
     rate: RateText  # share of each accepted jackpot wager added to the meter
     reserve_rate: RateText  # share put aside to fund the next reset
     ceiling: MoneyText | None = None  # beyond it, contributions go to the reserve
+    # A must-hit-by level (app/config/floor_levels.py, docs/design.md): won when it reaches
+    # a trigger drawn in [must_hit_from, must_hit_by); must_hit_from defaults to the seed.
+    must_hit_by: MoneyText | None = None
+    must_hit_from: MoneyText | None = None
 
 
 class LinkSection(_Section):
@@ -174,7 +178,16 @@ class Floor(_Section):
                 id=link.id,
                 name=link.name,
                 meters=tuple(
-                    MeterConfig(m.id, m.seed, m.rate, m.reserve_rate, m.ceiling, m.name)
+                    MeterConfig(
+                        m.id,
+                        m.seed,
+                        m.rate,
+                        m.reserve_rate,
+                        m.ceiling,
+                        m.name,
+                        m.must_hit_by,
+                        m.must_hit_from,
+                    )  # fmt: skip
                     for m in link.meters
                 ),
             )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from jackpot.money import MoneyError, parse_money
 from tables.errors import TablesError
 from tables.games import GameId, MeterShare, game
 
@@ -35,6 +36,31 @@ def _meter_rows(table: Mapping[str, Any]) -> list[tuple[str, str | None]] | None
     return [(row.name, row.pay.meter) for row in rows if isinstance(row.pay, MeterShare)]
 
 
+def _money(value: object) -> int | None:
+    try:
+        return int(parse_money(value)) if isinstance(value, str) else None
+    except MoneyError:
+        return None
+
+
+def mystery_checks(meter: Mapping[str, Any], loc: Loc) -> Iterator[tuple[Loc, str]]:
+    """A must-hit-by level's range: seed <= must_hit_from < must_hit_by <= ceiling."""
+    if "must_hit_by" not in meter:
+        if "must_hit_from" in meter:
+            yield (*loc, "must_hit_from"), "only with must_hit_by"
+        return
+    seed, by = _money(meter.get("seed")), _money(meter.get("must_hit_by"))
+    ceiling = _money(meter.get("ceiling"))
+    low = _money(meter.get("must_hit_from", meter.get("seed")))
+    if by is not None and ceiling is not None and by > ceiling:
+        yield (*loc, "must_hit_by"), "is above the ceiling: the meter could never reach it"
+    if seed is not None and low is not None and low < seed:
+        yield (*loc, "must_hit_from"), "is below the seed"
+    if by is not None and low is not None and low >= by:
+        what = "must_hit_from" if "must_hit_from" in meter else "the seed"
+        yield (*loc, "must_hit_by"), f"must be above {what}: the trigger is drawn in [from, by)"
+
+
 def level_checks(raw: Mapping[str, Any]) -> Iterator[tuple[Loc, str]]:
     """Every row names a meter of its table's link (none: the link's first), and every
     meter of a link that has tables is paid by some row, else it would grow for ever.
@@ -49,7 +75,11 @@ def level_checks(raw: Mapping[str, Any]) -> Iterator[tuple[Loc, str]]:
         if not meters:
             continue
         names = [str(m["id"]) for _, m in meters]
-        paid: set[str] = set()
+        for mi, level in meters:
+            yield from mystery_checks(level, ("links", li, "meters", mi))
+        # A must-hit-by level is won by its trigger: no hand pays it.
+        mystery = {str(m["id"]) for _, m in meters if "must_hit_by" in m}
+        paid: set[str] = set(mystery)
         tables = [(ti, t) for ti, t in _items(raw, "tables") if t.get("link") == link_id]
         known = True  # every table's rows could be read: "no row pays" is then certain
         for ti, table in tables:
@@ -59,7 +89,13 @@ def level_checks(raw: Mapping[str, Any]) -> Iterator[tuple[Loc, str]]:
                 continue
             for row, meter in rows:
                 name = names[0] if meter is None else meter
-                if name in names:
+                if name in mystery:
+                    yield (
+                        ("tables", ti, "pay_table", row),
+                        f"pays meter {name!r}, a must-hit-by level: its trigger wins it, "
+                        "not a hand (name another level)",
+                    )
+                elif name in names:
                     paid.add(name)
                 else:
                     has = ", ".join(names)

@@ -26,6 +26,7 @@ from app.state.commands import (
 )
 from app.state.entries import (
     ApproveEntry,
+    ArmEntry,
     BetsEntry,
     Claim,
     CorrectEntry,
@@ -268,6 +269,10 @@ def _apply_finalize(service: FloorData, entry: FinalizeEntry) -> Result:
     return result
 
 
+def _apply_arm(service: FloorData, entry: ArmEntry) -> Result:
+    return service.floor.apply(entry.command(service.config.mystery_key))
+
+
 def _apply_expire(service: FloorData, entry: ExpireEntry) -> Result:
     return service.floor.apply(entry.command())
 
@@ -390,6 +395,7 @@ KINDS: dict[str, Kind] = {
     "outcome": Kind(_apply_outcome, _prepare_outcome, _table_answer(outcome_answer), 201),
     "void": Kind(_apply_void, _prepare_void, _void_answer),
     "finalize": Kind(_apply_finalize),
+    "arm": Kind(_apply_arm),
     "expire": Kind(_apply_expire),
     "seed": _CHANGE,
     "reset": _CHANGE,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from app.state.entries import Decision, Drawn, PostedBox
+from app.state.sealing import DEMO_KEY
 from jackpot.config import LinkConfig, Timing
 from jackpot.floor import Floor
 from tables.bets import TableSettings
@@ -37,6 +38,8 @@ class FloorConfig:
     # A table may hold this many rounds with bets and no outcome or void; beyond it, its
     # bets are refused (409) until some settle, are void or expire (jackpot/expiry.py).
     max_open_rounds: int = 1_000
+    # Opens the sealed triggers of must-hit-by levels (app/state/sealing.py).
+    mystery_key: str = DEMO_KEY
 
 
 @dataclass(slots=True)

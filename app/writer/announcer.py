@@ -131,4 +131,5 @@ def win(award: AwardRecord) -> dict[str, object]:
         "hand": award.hand,
         **({"amount": row["amount"]} if "amount" in row else {}),
         "dealt_at": row["dealt_at"],
+        **({"reveal": row["reveal"]} if "reveal" in row else {}),
     }

@@ -17,6 +17,7 @@ import msgspec
 from msgspec import UNSET
 
 from app.state.entries.base import EntryError, idempotency_key, version_of
+from app.state.entries.mystery import ArmEntry
 from app.state.entries.operators import (
     ApproveEntry,
     Change,
@@ -49,8 +50,9 @@ from app.state.entries.rounds import (
 from jackpot.snapshot import canonical_json
 
 __all__ = [
-    "UNSET", "ApproveEntry", "BetsEntry", "Change", "Claim", "CorrectChange", "CorrectEntry",
-    "Decision", "Drawn", "Entry", "EntryError", "ExpireEntry", "FinalizeEntry", "Fixed",
+    "UNSET", "ApproveEntry", "ArmEntry", "BetsEntry", "Change", "Claim", "CorrectChange",
+    "CorrectEntry", "Decision", "Drawn", "Entry", "EntryError", "ExpireEntry", "FinalizeEntry",
+    "Fixed",
     "OperatorEntry", "OutcomeEntry", "PostedBox", "PostedDealer", "PostedHand",
     "ProposeEntry", "RejectEntry", "ResetChange", "ResetEntry", "SeedChange", "SeedEntry",
     "VoidEntry", "change_of", "entry_dict", "entry_draws", "entry_from_dict", "entry_text",
@@ -69,6 +71,7 @@ Entry: TypeAlias = (
     | ProposeEntry
     | ApproveEntry
     | RejectEntry
+    | ArmEntry
 )
 
 

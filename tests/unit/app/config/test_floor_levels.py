@@ -92,3 +92,48 @@ def test_every_problem_is_listed_a_missing_meter_and_a_share_above_100_percent()
 
 def test_a_link_with_no_table_grows_nothing_and_loads() -> None:
     parse_floor(TIERED_LINK)
+
+
+MYSTERY = """
+  [[links.meters]]
+  id = "mystery"
+  seed = "50.00"
+  rate = "0.01"
+  reserve_rate = "0"
+"""
+
+
+def mystery_floor(fields: str, pay_table: str = TIERED) -> str:
+    return (
+        TIERED_LINK
+        + MYSTERY
+        + fields
+        + table("T01", token=H1, game='"multi_link_casino_stud"', pay_table=pay_table)
+    )
+
+
+def test_a_must_hit_by_level_needs_no_row_and_loads() -> None:
+    floor = parse_floor(mystery_floor('  must_hit_by = "500.00"\n  must_hit_from = "100.00"\n'))
+    meter = floor_config(floor).links[0].meters[3]
+    assert (meter.must_hit_by, meter.must_hit_from) == (500_000_000, 100_000_000)
+
+
+def test_a_must_hit_by_range_is_checked_every_problem_listed() -> None:
+    text = mystery_floor(
+        '  must_hit_by = "40.00"\n  must_hit_from = "45.00"\n  ceiling = "30.00"\n',
+        '{ royal_flush = "major:1.00", straight_flush = "minor:1.00", '
+        'four_of_a_kind = "mystery:1.00" }',
+    )
+    assert problems(text) == [
+        "links[0] (stud).meters[2] (mini).id: no pay-table row of a table on link 'stud' "
+        "pays meter 'mini': it would grow for ever (name it in a row, such as "
+        'straight_flush = "mini:1.00")',
+        "links[0] (stud).meters[3] (mystery).ceiling: is below the seed",
+        "links[0] (stud).meters[3] (mystery).must_hit_by: is above the ceiling: the meter "
+        "could never reach it",
+        "links[0] (stud).meters[3] (mystery).must_hit_by: must be above must_hit_from: the "
+        "trigger is drawn in [from, by)",
+        "links[0] (stud).meters[3] (mystery).must_hit_from: is below the seed",
+        "tables[0] (T01).pay_table.four_of_a_kind: pays meter 'mystery', a must-hit-by "
+        "level: its trigger wins it, not a hand (name another level)",
+    ]
