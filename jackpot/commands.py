@@ -169,6 +169,8 @@ class ArmTrigger:
     now: int
     trigger: Money
     nonce: str
+    # The level's previous trigger and nonce, revealed (its last hit's): checked.
+    revealed: tuple[Money, str] | None = None
 
 
 Command = (

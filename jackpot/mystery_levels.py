@@ -67,12 +67,27 @@ def arm(floor: Floor, cmd: ArmTrigger) -> ArmResult:
     if meter.trigger is not None:
         raise StateConflictError(f"meter {cmd.meter!r} already has a trigger")
     check_range(*bounds)
+    if cmd.revealed is not None:
+        hit = last_hit(floor, link.id, meter.config.id)
+        shown = None if hit is None or hit.reveal is None else hit.reveal
+        if shown is None or (shown.trigger, shown.nonce) != cmd.revealed:
+            raise InvalidCommandError(
+                f"the revealed trigger of {link.id}/{meter.config.id} is not its last hit's"
+            )
     drawn = Trigger(cmd.trigger, cmd.nonce)
     # The writer's draw is in range by construction; a journal is checked all the same.
     if reveal_problems(drawn.commitment, cmd.trigger, cmd.nonce, *bounds):
         raise InvalidCommandError(f"the trigger is outside [{bounds[0]}, {bounds[1]})")
     meter.trigger = drawn
     return ArmResult(link.id, meter.config.id, drawn.commitment)
+
+
+def last_hit(floor: Floor, link: str, meter: str) -> MysteryAward | None:
+    """The level's latest must-hit-by award (awards are kept in the order they were made)."""
+    for award in reversed(floor.awards.values()):
+        if isinstance(award, MysteryAward) and award.link == link and award.meter == meter:
+            return award
+    return None
 
 
 def unarmed(floor: Floor) -> list[tuple[str, str, Money, Money]]:

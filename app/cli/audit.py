@@ -30,6 +30,38 @@ if TYPE_CHECKING:
 commands = new_app("the auditors' commands")
 
 
+@commands.command(
+    "check-commitment",
+    help="check a must-hit-by award's revealed trigger and nonce against its commitment",
+)
+def check_commitment_command(
+    commitment: Annotated[str, typer.Argument(help="as published at the draw (64 hex digits)")],
+    trigger: Annotated[str, typer.Argument(help='as revealed at the hit, such as "473.12"')],
+    nonce: Annotated[str, typer.Argument(help="as revealed at the hit (hex)")],
+    low: Annotated[str | None, typer.Option("--from", help="the level's must_hit_from")] = None,
+    high: Annotated[str | None, typer.Option("--by", help="the level's must_hit_by")] = None,
+) -> int:
+    """0 when sha256("<trigger>|<nonce>") is the commitment (and the trigger in [from, by)
+    when given), else 1 with what is wrong: anyone can check an award by hand."""
+    from jackpot.money import MoneyError, parse_money
+    from jackpot.mystery import commitment as commit
+    from jackpot.mystery import reveal_problems
+
+    try:
+        value = parse_money(trigger)
+        bounds = (parse_money(low or "0"), parse_money(high) if high else value + 1)
+    except MoneyError as error:
+        typer.echo(f"Error: {error}", err=True)
+        return 2
+    problems = reveal_problems(commitment.lower(), value, nonce, *bounds)
+    if problems:
+        for problem in problems:
+            typer.echo(problem)
+        return 1
+    typer.echo(f"ok: sha256({trigger}|{nonce}) = {commit(value, nonce)}")
+    return 0
+
+
 @commands.command("verify", help="replay the whole journal from its entries and check every one")
 def verify_command(
     data_dir: DataDir = None,

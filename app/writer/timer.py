@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import secrets
 
+from msgspec import UNSET
+
 from app.state.entries import ArmEntry, ExpireEntry, FinalizeEntry
 from app.state.sealing import seal
 from app.writer.group import Group
@@ -13,7 +15,7 @@ from app.writer.writer_settings import WriterSettings
 from jackpot.floor import FinalizeResult
 from jackpot.money import format_money
 from jackpot.mystery import draw_trigger
-from jackpot.mystery_levels import unarmed
+from jackpot.mystery_levels import last_hit, unarmed
 from jackpot.records import AwardRecord
 
 EXPIRE_BATCH = 1_000  # rounds named by one expire entry
@@ -66,8 +68,12 @@ class Timer:
             drawn = draw_trigger(low, high, secrets.randbelow, secrets.token_hex)
             text = f"{format_money(drawn.value)}|{drawn.nonce}"
             key = service.config.mystery_key
+            hit = last_hit(service.floor, link, meter)
+            shown = None if hit is None else hit.reveal
+            revealed = UNSET if shown is None else f"{format_money(shown.trigger)}|{shown.nonce}"
+            sealed = seal(key, drawn.commitment, text)
             entry = ArmEntry(now=now, link=link, meter=meter, commitment=drawn.commitment,
-                             sealed=seal(key, drawn.commitment, text))  # fmt: skip
+                             sealed=sealed, revealed=revealed)  # fmt: skip
             service.apply(entry)
             position.append(group.rows, position.row(entry, None, None, None))
             group.links.add(link)

@@ -123,8 +123,10 @@ async def test_drawn_at_start_won_at_the_first_crossing_and_revealed(
     arms = [e for e in await entries(journal) if e["kind"] == "arm"]
     assert len(arms) == 2 and (await meter(client))["commitment"] == arms[1]["commitment"]
     assert arms[1]["commitment"] != arms[0]["commitment"]
-    # The journal never held the trigger in clear, and replays to the same meters.
-    assert all(reveal["trigger"] + "|" not in str(e) for e in arms)
+    # The next draw's entry reveals it in the journal; before, it was never there in clear.
+    assert arms[1]["revealed"] == f"{reveal['trigger']}|{reveal['nonce']}"
+    assert reveal["nonce"] not in str(arms[0])
+    # The journal replays to the same meters and award.
     service = Service(floor_config(parse_floor(FLOOR)))
     async for row in journal.read(0):
         service.apply(loads_exact(row.entry, f"journal entry {row.seq}"))
