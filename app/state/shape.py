@@ -15,6 +15,7 @@ from app.state.entries import Decision, Drawn, PostedBox
 from app.state.sealing import DEMO_KEY
 from jackpot.config import LinkConfig, Timing
 from jackpot.floor import Floor
+from jackpot.in_play import InPlay
 from tables.bets import TableSettings
 
 
@@ -40,6 +41,10 @@ class FloorConfig:
     max_open_rounds: int = 1_000
     # Opens the sealed triggers of must-hit-by levels (app/state/sealing.py).
     mystery_key: str = DEMO_KEY
+    # A table that has not asked what is in play for this long is flagged; with
+    # suspend_silent_tables the writer's timer also takes it out of play (rule 5.17).
+    table_silence_ms: int = 10_000
+    suspend_silent_tables: bool = False
 
 
 @dataclass(slots=True)
@@ -61,5 +66,6 @@ class FloorData(Protocol):
     proposals: dict[str, dict[str, Any]]
     audit: list[dict[str, Any]]
     uncommitted: set[str]
+    in_play: InPlay
 
     def table(self, table: str) -> TableConfig: ...
