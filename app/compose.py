@@ -26,6 +26,7 @@ from app.api.auth import floor_tokens
 from app.api.health import probe_database
 from app.config.floor_config import floor_config
 from app.config.floor_file import Floor as FloorFile
+from app.config.mystery_key import mystery_key
 from app.config.settings import Settings
 from app.display.broadcaster import Broadcaster, MemoryBackend
 from app.ops.metrics import PrometheusMetrics
@@ -79,7 +80,9 @@ def writer_process(
     this process leads; otherwise PostgreSQL: DATABASE_URL, or an embedded server under
     settings.data_dir, migrated at start, and the lease decides whether it leads.
     `outcome_wait_s` and `snapshot_growth`: None keeps the writer's own."""
-    config, tokens = floor_config(floor, settings.mystery_key), floor_tokens(floor)
+    # Refuses a must-hit-by level without the floor's own key (MysteryKeyError).
+    config = floor_config(floor, mystery_key(floor, settings))
+    tokens = floor_tokens(floor)
     database = None
     if journal is None:
         database = ServerDatabase(settings.database_url, settings.data_dir)

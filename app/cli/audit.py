@@ -222,11 +222,12 @@ def load_config(path: Path | None) -> FloorConfig:
     """The floor file: --config, else JACKPOT_CONFIG, else the demo floor."""
     from app.config.floor_config import floor_config
     from app.config.floor_file import load_floor
+    from app.config.mystery_key import mystery_key
     from app.config.settings import Settings
 
     settings = Settings()
-    config = floor_config(load_floor(path or settings.config or DEMO_FLOOR), settings.mystery_key)
-    return config
+    floor = load_floor(path or settings.config or DEMO_FLOOR)
+    return floor_config(floor, mystery_key(floor, settings))
 
 
 def main_verify(args: argparse.Namespace) -> int:
@@ -236,12 +237,16 @@ def main_verify(args: argparse.Namespace) -> int:
     from app.audit.heads import check_heads, with_discrepancies
     from app.audit.verify_run import verify
     from app.config.floor_file import FloorError
+    from app.config.mystery_key import MysteryKeyError
     from app.store.journal import read_only_journal
 
     try:
         config = load_config(args.config)
     except FloorError as error:
         print(f"the floor file is not valid:\n{error}", file=sys.stderr)
+        return 2
+    except MysteryKeyError as error:
+        print(error, file=sys.stderr)
         return 2
     shown = getattr(args, "progress", None)
     if shown is None:

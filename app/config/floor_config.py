@@ -50,7 +50,7 @@ def floor_config(floor: Floor, mystery_key: str | None = None) -> FloorConfig:
         floor.dual_control,
         retain_ms=floor.retain_ms,
         max_open_rounds=floor.max_open_rounds,
-        **({} if mystery_key is None else {"mystery_key": mystery_key}),
+        mystery_key=mystery_key,
         table_silence_ms=floor.table_silence_ms,
         suspend_silent_tables=floor.suspend_silent_tables,
     )

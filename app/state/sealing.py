@@ -4,8 +4,8 @@ The entry publishes the commitment in clear (jackpot/mystery.py); the trigger an
 ("<trigger>|<nonce>") are XORed with an HMAC-SHA256 keystream keyed by
 JACKPOT_MYSTERY_KEY over the commitment (unique per draw: a fresh 128-bit nonce), so
 recovery, a standby and `jackpot verify` holding the key rebuild the trigger, and the
-commitment itself proves the opened text is the one drawn. Without a key the demo's
-well-known one is used: anyone reading the journal could then open it (docs/operations.md).
+commitment itself proves the opened text is the one drawn. Which key: app/config/mystery_key.py
+(the demo's well-known one only under `jackpot demo`).
 """
 
 from __future__ import annotations
@@ -28,15 +28,17 @@ def _stream(key: str, commitment: str, size: int) -> bytes:
     )[:size]
 
 
-def _xor(data: bytes, key: str, commitment: str) -> bytes:
+def _xor(data: bytes, key: str | None, commitment: str) -> bytes:
+    if key is None:
+        raise SealError("no key to seal or open a trigger: JACKPOT_MYSTERY_KEY is unset")
     return bytes(a ^ b for a, b in zip(data, _stream(key, commitment, len(data)), strict=True))
 
 
-def seal(key: str, commitment: str, text: str) -> str:
+def seal(key: str | None, commitment: str, text: str) -> str:
     return _xor(text.encode(), key, commitment).hex()
 
 
-def unseal(key: str, commitment: str, sealed: str) -> str:
+def unseal(key: str | None, commitment: str, sealed: str) -> str:
     opened = _xor(bytes.fromhex(sealed), key, commitment)
     if hashlib.sha256(opened).hexdigest() != commitment:
         raise SealError("the sealed trigger does not open to its commitment with this key")

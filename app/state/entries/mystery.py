@@ -24,7 +24,7 @@ class ArmEntry(Base, tag="arm", kw_only=True, frozen=True):
     # against the previous arm entry's commitment (`jackpot check-commitment`).
     revealed: str | UnsetType = UNSET
 
-    def command(self, key: str) -> ArmTrigger:
+    def command(self, key: str | None) -> ArmTrigger:
         try:
             trigger, _, nonce = unseal(key, self.commitment, self.sealed).partition("|")
             revealed = None

@@ -49,6 +49,7 @@ name = "olivia"
 role = "operator"
 token_sha256 = "{token_hash("mystery-operator")}"
 """
+KEY = "the test floor's own mystery key"  # never the demo's (app/config/mystery_key.py)
 NOTHING = [["2C", "7D", "9C", "JD", "KC"], ["3H", "8S", "TD", "QH", "4C"]]
 
 
@@ -64,7 +65,9 @@ def journal() -> KeptJournal:
 
 @pytest.fixture
 async def client(clock: Clock, journal: KeptJournal) -> AsyncIterator[httpx.AsyncClient]:
-    server = build_server(parse_floor(FLOOR), journal=journal, clock=clock, outcome_wait_s=0.2)
+    server = build_server(
+        parse_floor(FLOOR), journal=journal, clock=clock, outcome_wait_s=0.2, mystery_key=KEY
+    )
     async with running(server.app) as c:
         yield c
 
@@ -127,7 +130,7 @@ async def test_drawn_at_start_won_at_the_first_crossing_and_revealed(
     assert arms[1]["revealed"] == f"{reveal['trigger']}|{reveal['nonce']}"
     assert reveal["nonce"] not in str(arms[0])
     # The journal replays to the same meters and award.
-    service = Service(floor_config(parse_floor(FLOOR)))
+    service = Service(floor_config(parse_floor(FLOOR), KEY))
     async for row in journal.read(0):
         service.apply(loads_exact(row.entry, f"journal entry {row.seq}"))
     link = service.floor.links["tiers"]

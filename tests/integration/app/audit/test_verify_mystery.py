@@ -12,20 +12,22 @@ from typing import Any
 from app.audit.replay_check import Verifier
 from app.config.floor_config import floor_config
 from app.config.floor_file import parse_floor
-from app.state.sealing import DEMO_KEY, seal
+from app.state.sealing import seal
 from app.store.journal import JournalRow
 from jackpot.snapshot import canonical_json
-from tests.integration.app.api.test_mystery_level import FLOOR, NOTHING, TABLE
+from tests.integration.app.api.test_mystery_level import FLOOR, KEY, NOTHING, TABLE
 from tests.integration.app.support import KeptJournal, build_server, running
 from tests.support import Clock, bets_body
 
-CONFIG = floor_config(parse_floor(FLOOR))
+CONFIG = floor_config(parse_floor(FLOOR), KEY)
 
 
 async def history() -> list[JournalRow]:
     """Rounds of two 1.00 wagers until the level has been hit twice."""
     clock, journal = Clock(), KeptJournal()
-    server = build_server(parse_floor(FLOOR), journal=journal, clock=clock, outcome_wait_s=0.2)
+    server = build_server(
+        parse_floor(FLOOR), journal=journal, clock=clock, outcome_wait_s=0.2, mystery_key=KEY
+    )
     async with running(server.app) as client:
         for n in range(1, 4):
             bets = bets_body(clock, (1, "10.00", "1.00"), (2, "10.00", "1.00"))
@@ -77,7 +79,7 @@ async def test_a_journal_with_hits_verifies_and_an_altered_trigger_or_reveal_doe
 
     def moved(entry: dict[str, Any]) -> None:
         # Another trigger under the same commitment: it does not open to it.
-        entry["sealed"] = seal(DEMO_KEY, entry["commitment"], "50.01|" + "00" * 16)
+        entry["sealed"] = seal(KEY, entry["commitment"], "50.01|" + "00" * 16)
 
     assert first_seq in verify(tamper(rows, first_seq, moved))
 
@@ -85,7 +87,7 @@ async def test_a_journal_with_hits_verifies_and_an_altered_trigger_or_reveal_doe
         # A consistent commitment for a trigger outside [from, by): the range refuses it.
         text = "50.10|" + "00" * 16
         entry["commitment"] = hashlib.sha256(text.encode()).hexdigest()
-        entry["sealed"] = seal(DEMO_KEY, entry["commitment"], text)
+        entry["sealed"] = seal(KEY, entry["commitment"], text)
 
     assert first_seq in verify(tamper(rows, first_seq, recommitted))
 
