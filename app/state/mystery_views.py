@@ -25,6 +25,16 @@ def level_fields(link: Link, index: int) -> dict[str, Any]:
     }
 
 
+def level_signs(link: Link) -> dict[str, dict[str, Any]]:
+    """Meter id -> what a sign shows of each must-hit-by level of the link (its range and
+    commitment: `level_fields`); the link's other meters are not there."""
+    return {
+        meter.config.id: fields
+        for i, meter in enumerate(link.meters)
+        if (fields := level_fields(link, i))
+    }
+
+
 def reveal_fields(award: AwardRecord) -> dict[str, Any]:
     """A must-hit-by award's reveal: what anyone needs to recompute its commitment."""
     if not isinstance(award, MysteryAward) or award.reveal is None:
