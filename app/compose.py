@@ -31,6 +31,7 @@ from app.api.passwords import Passwords
 from app.api.sessions import SWEEP_EVERY_S, SignInPolicy, SignIns, watch_signins
 from app.config.floor_config import floor_config
 from app.config.floor_file import Floor as FloorFile
+from app.config.mystery_key import mystery_key
 from app.config.settings import Settings
 from app.display.broadcaster import Broadcaster, MemoryBackend
 from app.ops.metrics import PrometheusMetrics
@@ -92,7 +93,8 @@ def writer_process(
     `control_socket`: the local control socket (app/api/local_control.py), by default
     settings.data_dir/control.sock on the server's database, none on a given journal;
     `signin_policy`: the floor file's sign-in settings unless given."""
-    config = floor_config(floor)
+    # Refuses a must-hit-by level without the floor's own key (MysteryKeyError).
+    config = floor_config(floor, mystery_key(floor, settings))
     database = None
     if journal is None:
         control_socket = control_socket or settings.data_dir / "control.sock"

@@ -160,4 +160,20 @@ class Correct:
     version: int = SEMANTICS
 
 
-Command = CloseBets | RecordOutcome | VoidRound | Finalize | Expire | SetSeed | ResetMeter | Correct
+@dataclass(frozen=True, slots=True)
+class ArmTrigger:
+    """A must-hit-by level's trigger, drawn by the writer (jackpot/mystery_levels.py)."""
+
+    link: str
+    meter: str
+    now: int
+    trigger: Money
+    nonce: str
+    # The level's previous trigger and nonce, revealed (its last hit's): checked.
+    revealed: tuple[Money, str] | None = None
+
+
+Command = (
+    CloseBets | RecordOutcome | VoidRound | Finalize | Expire | SetSeed | ResetMeter | Correct
+    | ArmTrigger
+)  # fmt: skip

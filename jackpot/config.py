@@ -15,6 +15,10 @@ class MeterConfig:
     reserve_rate: Rate  # share put aside to fund the next reset
     ceiling: Money | None = None  # beyond it, contributions go to the reserve
     name: str = ""
+    # A must-hit-by level (jackpot/mystery_levels.py): won when the meter reaches a
+    # trigger drawn in [must_hit_from, must_hit_by); must_hit_from None: the seed.
+    must_hit_by: Money | None = None
+    must_hit_from: Money | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,8 +13,17 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from jackpot import contributions, expiry, operator_changes, outcomes, voids, watermark
+from jackpot import (
+    contributions,
+    expiry,
+    mystery_levels,
+    operator_changes,
+    outcomes,
+    voids,
+    watermark,
+)
 from jackpot.commands import (
+    ArmTrigger,
     CloseBets,
     Command,
     Correct,
@@ -133,6 +142,7 @@ class Floor:
     def due_at(self) -> int | None:
         """When the next pending award or reset could become final (server time)."""
         dues = [d for link in self.links.values() if (d := link.due_at(self.timing)) is not None]
+        dues += mystery_levels.due_at(self)
         return min(dues) if dues else None
 
     # -- views ---------------------------------------------------------------------------
@@ -199,4 +209,5 @@ COMMAND_HANDLERS: dict[type[Any], Callable[[Floor, Any], Result]] = {
     SetSeed: operator_changes.set_seed,
     ResetMeter: operator_changes.reset_meter,
     Correct: operator_changes.correct,
+    ArmTrigger: mystery_levels.arm,
 }

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from jackpot.config import MeterConfig
 from jackpot.money import FULL_SHARE, Money, share_of
+from jackpot.mystery import Trigger
 
 
 @dataclass(slots=True)
@@ -78,6 +79,7 @@ class Meter:
     awards_withheld: int = 0  # voided awards: taken at their place, paid to nobody
     awards_returned: int = 0  # ... and given back to the meter at their void's position
     reset_key: tuple[int, int, int, str, int, int] = (-1, 0, 0, "", 0, 0)  # last final reset
+    trigger: Trigger | None = None  # a must-hit-by level's armed trigger (secret until hit)
 
     @classmethod
     def new(cls, config: MeterConfig) -> Meter:

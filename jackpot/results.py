@@ -48,8 +48,18 @@ class ExpireResult:
     rounds: tuple[RoundRecord, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class ArmResult:
+    """A must-hit-by level armed: only its commitment is told (jackpot/mystery_levels.py)."""
+
+    link: str
+    meter: str
+    commitment: str
+
+
 Result = (
-    BetsResult
+    ArmResult
+    | BetsResult
     | OutcomeResult
     | VoidResult
     | FinalizeResult

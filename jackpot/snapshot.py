@@ -20,6 +20,8 @@ from jackpot.config import LinkConfig, Timing
 from jackpot.floor import Floor
 from jackpot.meter import LEDGER, Funding, Meter
 from jackpot.money import Money
+from jackpot.mystery import Trigger
+from jackpot.mystery_levels import MysteryAward, Reveal
 from jackpot.records import (
     AwardRecord,
     BoxRecord,
@@ -109,7 +111,11 @@ _NEWER_FLOWS = ("reversed_meter", "reversed_reserve", "awards_withheld", "awards
 
 
 def _meter(m: Meter) -> dict[str, Any]:
+    # A must-hit-by level's armed trigger: only when there is one (older dumps keep their
+    # bytes). The app keeps snapshots as secret as the trigger (docs/design.md).
+    armed = {} if m.trigger is None else {"trigger": [m.trigger.value, m.trigger.nonce]}
     return {
+        **armed,
         "seed": m.seed,
         "next_seed": m.next_seed,
         "value": m.value,
@@ -163,8 +169,10 @@ def dump(floor: Floor) -> dict[str, Any]:
         rounds.append(data)
     awards = []
     for award in floor.awards.values():
-        data = _plain(award, ("event", "funding"))
+        data = _plain(award, ("event", "funding", "reveal"))
         data["event"], data["funding"] = ref(award.link, award.event), _funding(award.funding)
+        if isinstance(award, MysteryAward) and award.reveal is not None:
+            data["reveal"] = _plain(award.reveal, ())  # only a must-hit-by award has one
         awards.append(data)
     resets = []
     for reset in floor.resets.values():
@@ -190,6 +198,7 @@ def dump(floor: Floor) -> dict[str, Any]:
     }
     if floor.recent_expired:  # written only when there is one: older dumps keep their bytes
         state["recent_expired"] = [_plain(e, ()) for e in floor.recent_expired]
+
     return state
 
 
@@ -239,6 +248,9 @@ def load(
         link = floor.links[link_id]
         for meter, md in zip(link.meters, ld["meters"], strict=True):
             for name, value in md.items():
+                if name == "trigger":
+                    meter.trigger = Trigger(Money(value[0]), value[1])
+                    continue
                 setattr(meter, name, tuple(value) if name == "reset_key" else value)
         tl = link.timeline
         tl.heap = [(ev.key, ev) for s in ld["heap"] if (ev := event(link_id, s)) is not None]
@@ -265,10 +277,15 @@ def load(
         rnd = RoundRecord(boxes=boxes, fixed=fixed, event=event(rd["link"], rd["event"]), **plain)
         floor.rounds[(rnd.table, rnd.round)] = rnd
     for ad in data["awards"]:
-        plain = {k: v for k, v in ad.items() if k not in ("event", "funding")}
+        plain = {k: v for k, v in ad.items() if k not in ("event", "funding", "reveal")}
         ev = event(ad["link"], ad["event"])
         assert ev is not None
-        award = AwardRecord(event=ev, funding=_unfunding(ad["funding"]), **plain)
+        funding = _unfunding(ad["funding"])
+        if "reveal" in ad:
+            reveal = Reveal(**ad["reveal"])
+            award: AwardRecord = MysteryAward(event=ev, funding=funding, reveal=reveal, **plain)
+        else:
+            award = AwardRecord(event=ev, funding=funding, **plain)
         floor.awards[award.id] = award
     for rd in data["resets"]:
         plain = {k: v for k, v in rd.items() if k not in ("event", "funding")}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from jackpot import mystery_levels
 from jackpot.commands import Finalize
 from jackpot.link import (
     IN_RETURN,
@@ -56,9 +57,17 @@ def finalize(floor: Floor, cmd: Finalize) -> FinalizeResult:
                     next_check = min(next_check, effective_at + timeout + 1)
             link.stale_check_at = next_check
         order = 0
+        mystery = mystery_levels.armed(link)
         for event in link.timeline.pop_until(link.watermark_at(now, timing)):
             if event.kind == CONTRIBUTION:
+                before = [m.value for m in link.meters] if mystery else []
                 event.applied = applied_contribution(link.meters, event)
+                hit = mystery_levels.crossing(floor, link, event, before) if mystery else None
+                if hit is not None:
+                    order += 1
+                    hit.order = order
+                    finalized.append(hit)
+                    break  # the rest waits for the next trigger's draw (mystery_levels)
                 continue
             if event.kind == REVERSAL:
                 reverse_contribution(link.meters, event)

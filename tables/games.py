@@ -22,9 +22,13 @@ class GameId(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class MeterShare:
-    """A major award: this share of the meter's value (Rate(10000) is 100 %)."""
+    """A major award: this share of the meter's value (Rate(10000) is 100 %).
+
+    `meter` names the link's level it pays (a tiered link: "major", "minor", "mini");
+    None is the link's first meter, as the rules' own pay tables have it."""
 
     share: Rate
+    meter: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,8 +159,47 @@ _GAMES: dict[GameId, Game] = {
 }  # fmt: skip
 
 
+_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+
+
+def _is_meter_id(text: str) -> bool:
+    """A meter id as the floor file spells one (app/config/floor_file.py)."""
+    return 0 < len(text) <= 64 and text[0] in _ALNUM and set(text) <= _ALNUM | set("_.-")
+
+
+# Rows that are not a hand (an envy bonus, singapore's draws) stay fixed or odds awards.
+_NOT_HANDS = ("envy_akq_spades", "envy_akq", "magic_card", "lucky_player", "lucky_dealer")
+
+
+def _level(game_id: GameId, row: str, text: str) -> MeterShare:
+    """ "major:1.00": the hand pays this share of the link's meter `major`."""
+    loc = ("pay_table", row)
+    meter, _, share_text = text.partition(":")
+    if game_id == GameId.western_stud:
+        raise TablesError(f"{game_id} pays no meter: {row} cannot pay {meter!r}", loc)
+    if row in _NOT_HANDS:
+        raise TablesError(f"{game_id} {row} is not a hand: it cannot pay a meter", loc)
+    if not meter:
+        raise TablesError(f'{game_id} {row}: {text!r} names no meter, as in "major:1.00"', loc)
+    if not _is_meter_id(meter):
+        raise TablesError(f"{game_id} {row}: {meter!r} is not a meter id", loc)
+    try:
+        share = parse_rate(share_text)
+    except MoneyError as error:
+        if str(error).endswith("is more than 1"):
+            error = MoneyError(
+                f"a hand's share of meter {meter!r} is at most 1.00 (100 %), not {share_text}"
+            )
+        raise TablesError(f"{game_id} {row}: {error}", loc) from None
+    if share <= 0:
+        raise TablesError(f"{game_id} {row} must pay more than 0, not {text!r}", loc)
+    return MeterShare(share, meter)
+
+
 def _override(game_id: GameId, row: str, old: Pay, text: str) -> Pay:
     loc = ("pay_table", row)
+    if ":" in text:
+        return _level(game_id, row, text)
     try:
         if isinstance(old, MeterShare):
             share = parse_rate(text)
@@ -185,7 +228,8 @@ def game(game_id: GameId | str, overrides: Mapping[str, str] | None = None) -> G
     """The game with the rules' pay table, some rows replaced by a table's configuration.
 
     `overrides` maps a row name ("four_of_a_kind", "envy_akq_spades") to a decimal string:
-    an amount ("2000.00"), an odds multiple ("500" for 500 to 1) or a meter share ("0.10").
+    an amount ("2000.00"), an odds multiple ("500" for 500 to 1) or a meter share ("0.10"),
+    or a hand's level and share ("minor:1.00": that meter of the table's link).
     """
     try:
         base = _GAMES[GameId(game_id)]

@@ -36,6 +36,7 @@ class ShareClaim:
     share: Rate
     dealt_at: int
     wager: Money
+    meter: str | None = None  # the level the row names (None: the link's first meter)
 
     @property
     def kind(self) -> str:
@@ -63,7 +64,7 @@ def _claim(
 ) -> Claim:  # fmt: skip
     if isinstance(pay, MeterShare):
         assert hand is not None
-        return ShareClaim(box, target, hand, pay.share, dealt_at, wager)
+        return ShareClaim(box, target, hand, pay.share, dealt_at, wager, pay.meter)
     amount = pay.amount if isinstance(pay, FixedAmount) else pay.of(wager)
     return FixedClaim(box, kind, hand, amount, for_box, target)
 

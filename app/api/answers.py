@@ -143,6 +143,9 @@ class MeterView(BaseModel):
     ceiling: MoneyText | None
     pending_awards: list[str]
     stale_rounds: list[str]
+    must_hit_by: MoneyText | None = _absent("a must-hit-by level")
+    must_hit_from: MoneyText | None = _absent("a must-hit-by level")
+    commitment: str | None = _absent("a must-hit-by level: its trigger's, null awaiting a draw")
 
 
 class SeedAnswer(BaseModel):

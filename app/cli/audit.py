@@ -32,6 +32,38 @@ if TYPE_CHECKING:
 commands = new_app("the auditors' commands")
 
 
+@commands.command(
+    "check-commitment",
+    help="check a must-hit-by award's revealed trigger and nonce against its commitment",
+)
+def check_commitment_command(
+    commitment: Annotated[str, typer.Argument(help="as published at the draw (64 hex digits)")],
+    trigger: Annotated[str, typer.Argument(help='as revealed at the hit, such as "473.12"')],
+    nonce: Annotated[str, typer.Argument(help="as revealed at the hit (hex)")],
+    low: Annotated[str | None, typer.Option("--from", help="the level's must_hit_from")] = None,
+    high: Annotated[str | None, typer.Option("--by", help="the level's must_hit_by")] = None,
+) -> int:
+    """0 when sha256("<trigger>|<nonce>") is the commitment (and the trigger in [from, by)
+    when given), else 1 with what is wrong: anyone can check an award by hand."""
+    from jackpot.money import MoneyError, parse_money
+    from jackpot.mystery import commitment as commit
+    from jackpot.mystery import reveal_problems
+
+    try:
+        value = parse_money(trigger)
+        bounds = (parse_money(low or "0"), parse_money(high) if high else value + 1)
+    except MoneyError as error:
+        typer.echo(f"Error: {error}", err=True)
+        return 2
+    problems = reveal_problems(commitment.lower(), value, nonce, *bounds)
+    if problems:
+        for problem in problems:
+            typer.echo(problem)
+        return 1
+    typer.echo(f"ok: sha256({trigger}|{nonce}) = {commit(value, nonce)}")
+    return 0
+
+
 @commands.command("verify", help="replay the whole journal from its entries and check every one")
 def verify_command(
     data_dir: DataDir = None,
@@ -190,10 +222,12 @@ def load_config(path: Path | None) -> FloorConfig:
     """The floor file: --config, else JACKPOT_CONFIG, else the demo floor."""
     from app.config.floor_config import floor_config
     from app.config.floor_file import load_floor
+    from app.config.mystery_key import mystery_key
     from app.config.settings import Settings
 
-    config = floor_config(load_floor(path or Settings().config or DEMO_FLOOR))
-    return config
+    settings = Settings()
+    floor = load_floor(path or settings.config or DEMO_FLOOR)
+    return floor_config(floor, mystery_key(floor, settings))
 
 
 def main_verify(args: argparse.Namespace) -> int:
@@ -203,12 +237,16 @@ def main_verify(args: argparse.Namespace) -> int:
     from app.audit.heads import check_heads, with_discrepancies
     from app.audit.verify_run import verify
     from app.config.floor_file import FloorError
+    from app.config.mystery_key import MysteryKeyError
     from app.store.journal import read_only_journal
 
     try:
         config = load_config(args.config)
     except FloorError as error:
         print(f"the floor file is not valid:\n{error}", file=sys.stderr)
+        return 2
+    except MysteryKeyError as error:
+        print(error, file=sys.stderr)
         return 2
     shown = getattr(args, "progress", None)
     if shown is None:

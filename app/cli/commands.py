@@ -23,6 +23,7 @@ import app.cli.simulate as simulate
 from app.cli.options import DEFAULT_URL, DataDir, FloorFile
 from app.cli.program import new_app, run
 from app.config.demo import DEMO_FLOOR, demo_tokens_in
+from app.config.mystery_key import MysteryKeyError, mystery_key
 
 # The cyclic collector's thresholds: rare, larger young collections, so that it does not
 # walk the long-lived state again and again as it grows (docs/performance.md).
@@ -87,6 +88,12 @@ def serve_command(
             file=sys.stderr,
         )
         return 2
+    if role is Role.writer:
+        try:
+            mystery_key(floor, settings)
+        except MysteryKeyError as error:
+            print(f"{path}: {error}", file=sys.stderr)
+            return 2
     if role is Role.display:
         app = display_app(settings, floor)
     else:

@@ -10,14 +10,23 @@ from tables.bets import TableSettings
 from tables.games import game
 
 
-def floor_config(floor: Floor) -> FloorConfig:
+def floor_config(floor: Floor, mystery_key: str | None = None) -> FloorConfig:
     """The validated floor file -> the domain's configuration (its tokens: app/api/auth.py)."""
     links = tuple(
         LinkConfig(
             id=link.id,
             name=link.name or link.id,
             meters=tuple(
-                MeterConfig(m.id, m.seed, m.rate, m.reserve_rate, m.ceiling, m.name or m.id)
+                MeterConfig(
+                    m.id,
+                    m.seed,
+                    m.rate,
+                    m.reserve_rate,
+                    m.ceiling,
+                    m.name or m.id,
+                    m.must_hit_by,
+                    m.must_hit_from,
+                )  # fmt: skip
                 for m in link.meters
             ),
         )
@@ -41,6 +50,7 @@ def floor_config(floor: Floor) -> FloorConfig:
         floor.dual_control,
         retain_ms=floor.retain_ms,
         max_open_rounds=floor.max_open_rounds,
+        mystery_key=mystery_key,
         table_silence_ms=floor.table_silence_ms,
         suspend_silent_tables=floor.suspend_silent_tables,
     )

@@ -22,6 +22,7 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
+from app.config.floor_levels import level_checks
 from jackpot.config import LinkConfig, MeterConfig, Timing
 from jackpot.money import RATE_SCALE, Money, MoneyError, Rate, parse_money, parse_rate
 from tables.errors import TablesError
@@ -118,6 +119,10 @@ class MeterSection(_Section):
     rate: RateText  # share of each accepted jackpot wager added to the meter
     reserve_rate: RateText  # share put aside to fund the next reset
     ceiling: MoneyText | None = None  # beyond it, contributions go to the reserve
+    # A must-hit-by level (app/config/floor_levels.py, docs/design.md): won when it reaches
+    # a trigger drawn in [must_hit_from, must_hit_by); must_hit_from defaults to the seed.
+    must_hit_by: MoneyText | None = None
+    must_hit_from: MoneyText | None = None
 
 
 class LinkSection(_Section):
@@ -192,7 +197,16 @@ class Floor(_Section):
                 id=link.id,
                 name=link.name,
                 meters=tuple(
-                    MeterConfig(m.id, m.seed, m.rate, m.reserve_rate, m.ceiling, m.name)
+                    MeterConfig(
+                        m.id,
+                        m.seed,
+                        m.rate,
+                        m.reserve_rate,
+                        m.ceiling,
+                        m.name,
+                        m.must_hit_by,
+                        m.must_hit_from,
+                    )  # fmt: skip
                     for m in link.meters
                 ),
             )
@@ -339,6 +353,7 @@ def _cross_checks(raw: Mapping[str, Any]) -> Iterator[tuple[Loc, str]]:
     links = [link.get("id") for _, link in _entries(raw, "links")]
     for ti, table in _entries(raw, "tables"):
         yield from _table_checks(table, ("tables", ti), [x for x in links if isinstance(x, str)])
+    yield from level_checks(raw)
     yield from _duplicates(_entries(raw, "operators"), "name", ("operators",), "operator name")
     yield from _token_checks(raw)
     if raw.get("dual_control") is True:

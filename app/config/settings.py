@@ -65,6 +65,9 @@ class Settings(BaseSettings):
     # and anyone who can publish on that Redis can change what screens show (a warning
     # at start).
     redis_secret: str | None = None
+    # The key that seals must-hit-by triggers in the journal (app/state/sealing.py): the
+    # same on every writer and for `jackpot verify`. None: the demo's well-known key.
+    mystery_key: str | None = None
     # The writer's lease (app/store/lease.py; docs/operations.md, "Standby writers"): a
     # standby takes over this long after the leader's last renewal, by the database's
     # clock; the leader renews every third of it.

@@ -148,6 +148,19 @@ class Broadcaster:
         message = {"type": "status", "seq": 0, "link": link, "status": state.status}
         self._originate(state, {**message, "detail": state.detail, **info})
 
+    def levels(self, link: str, levels: Mapping[str, Mapping[str, object]]) -> None:
+        """The link's must-hit-by levels (meter -> `must_hit_from`, `must_hit_by`,
+        `commitment`: app/state/mystery_views.py): a `meters` message when they change, as
+        at each draw; the trigger is never among them."""
+        state = self._writer_link(link)
+        wanted = {meter: dict(fields) for meter, fields in levels.items()}
+        if state.levels == wanted:
+            return
+        self._flush_meters(state)
+        state.levels = wanted
+        message = {"type": "meters", "seq": 0, "link": link, "meters": state.meter_list()}
+        self._originate(state, message)
+
     def lead(self, base_seq: int, values: Mapping[str, Mapping[str, str]]) -> None:
         """This writer process has just taken over (app/writer/leadership.py): every link
         starts again from a fresh snapshot with the current meter `values`, its seq at

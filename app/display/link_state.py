@@ -17,6 +17,8 @@ STATUSES = ("ok", "degraded")
 IN_PLAY_KEYS = ("in_play", "reason", "since", "tables")
 IN_PLAY: Message = {"in_play": True, "reason": None, "since": None, "tables": []}
 WIN_STATES = ("pending", "final", "void")
+# A must-hit-by level's fields on its meter (docs/api.md, Displays); absent: unchanged.
+LEVEL_KEYS = ("must_hit_from", "must_hit_by", "commitment")
 
 
 def encode(message: Mapping[str, object]) -> str:
@@ -44,10 +46,16 @@ class LinkState:
     local_status: tuple[str, str] | None = None  # display role: our own feed is down
     heard_at: float | None = None  # display role: loop time of the last writer message
     in_play: Message = field(default_factory=lambda: dict(IN_PLAY))
+    levels: dict[str, Message] = field(default_factory=dict)  # meter -> LEVEL_KEYS
 
     def meter_list(self) -> list[Message]:
         return [
-            {"meter": meter, "name": name, "value": self.values.get(meter)}
+            {
+                "meter": meter,
+                "name": name,
+                "value": self.values.get(meter),
+                **self.levels.get(meter, {}),
+            }
             for meter, name in self.names.items()
         ]
 
@@ -75,6 +83,8 @@ class LinkState:
                 self.names.setdefault(meter, str(entry.get("name", meter)))
                 value = entry.get("value")
                 self.values[meter] = None if value is None else str(value)
+                if "must_hit_by" in entry:
+                    self.levels[meter] = {k: entry.get(k) for k in LEVEL_KEYS}
         elif kind == "win":
             win = {k: v for k, v in message.items() if k not in ("type", "seq", "link")}
             award = str(win.get("award_id"))
@@ -98,7 +108,7 @@ class LinkState:
                 self.in_play = {k: message.get(k) for k in IN_PLAY_KEYS}
         elif kind == "snapshot":
             self.currency = str(message.get("currency", self.currency))
-            self.names, self.values = {}, {}
+            self.names, self.values, self.levels = {}, {}, {}
             self.apply({"type": "meters", "meters": message.get("meters")})
             self.status = str(message.get("status", "ok"))
             self.detail = str(message.get("detail", ""))

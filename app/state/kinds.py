@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
-from msgspec import to_builtins
+from msgspec import UNSET, to_builtins
 
 from app.state.account_kinds import ACCOUNT_KINDS, answer_account, prepare_account
 from app.state.commands import (
@@ -27,6 +27,7 @@ from app.state.commands import (
 )
 from app.state.entries import (
     ApproveEntry,
+    ArmEntry,
     BetsEntry,
     Claim,
     CorrectEntry,
@@ -163,7 +164,9 @@ def prepare_outcome(
         if isinstance(c, FixedClaim):
             fixed.append(Fixed(c.box, c.kind, c.hand, c.amount, c.for_box, c.target))
         else:
-            meter_claims.append(Claim(c.box, c.target, c.hand, c.share, c.dealt_at))
+            # A row that names no level journals no meter: the link's first, as ever.
+            meter = UNSET if c.meter is None else c.meter
+            meter_claims.append(Claim(c.box, c.target, c.hand, c.share, c.dealt_at, meter))
     return OutcomeEntry(
         version=SEMANTICS,
         now=now,
@@ -274,6 +277,10 @@ def _apply_finalize(service: FloorData, entry: FinalizeEntry) -> Result:
         for event in ("bets", "outcome", "void"):
             service.idem.pop(idempotency_key(table, round_id, event), None)
     return result
+
+
+def _apply_arm(service: FloorData, entry: ArmEntry) -> Result:
+    return service.floor.apply(entry.command(service.config.mystery_key))
 
 
 def _apply_expire(service: FloorData, entry: ExpireEntry) -> Result:
@@ -409,6 +416,7 @@ KINDS: dict[str, Kind] = {
     "outcome": Kind(_apply_outcome, _prepare_outcome, _table_answer(outcome_answer), 201),
     "void": Kind(_apply_void, _prepare_void, _void_answer),
     "finalize": Kind(_apply_finalize),
+    "arm": Kind(_apply_arm),
     "expire": Kind(_apply_expire),
     "seed": _CHANGE,
     "reset": _CHANGE,

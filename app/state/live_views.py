@@ -10,6 +10,7 @@ from typing import Any
 
 from app.state.floor_state import Service
 from app.state.in_play_views import link_in_play, suspensions_view, table_heard, table_in_play
+from app.state.mystery_views import level_fields
 from app.state.operator_views import proposal_view
 from app.state.timefmt import format_time
 from app.state.views import as_committed, award_row
@@ -109,6 +110,7 @@ def _link_view(service: Service, link_id: str, degraded: bool) -> dict[str, Any]
             "next_seed": None if meter.next_seed is None else format_money(meter.next_seed),
             "ceiling": None if config.ceiling is None else format_money(config.ceiling),
             "hits": [award_row(as_committed(service, a)) for a in hits[config.id]],
+            **level_fields(link, index),
         })  # fmt: skip
     pending = [
         {

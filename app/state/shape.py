@@ -39,6 +39,9 @@ class FloorConfig:
     # A table may hold this many rounds with bets and no outcome or void; beyond it, its
     # bets are refused (409) until some settle, are void or expire (jackpot/expiry.py).
     max_open_rounds: int = 1_000
+    # Opens the sealed triggers of must-hit-by levels (app/state/sealing.py); None: no key
+    # (app/config/mystery_key.py), and a trigger can be neither sealed nor opened.
+    mystery_key: str | None = None
     # A table that has not asked what is in play for this long is flagged; with
     # suspend_silent_tables the writer's timer also takes it out of play (rule 5.17).
     table_silence_ms: int = 10_000

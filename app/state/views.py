@@ -8,6 +8,7 @@ from typing import Any
 
 from msgspec import to_builtins
 
+from app.state.mystery_views import reveal_fields
 from app.state.shape import FloorData
 from app.state.timefmt import format_time
 from jackpot.commands import FixedAward
@@ -46,6 +47,7 @@ def meter_award(award: AwardRecord) -> dict[str, Any]:
         # Voided while pending, it took this at its place for nobody; it went back to
         # the meter (docs/design.md, voids). Not `amount`: nobody is paid it.
         data["withheld"] = format_money(award.amount)
+    data.update(reveal_fields(award))  # a must-hit-by hit: its trigger, revealed
     return data
 
 

@@ -7,6 +7,7 @@ import contextlib
 from dataclasses import dataclass, field
 
 from app.state.in_play_views import link_in_play
+from app.state.mystery_views import level_signs
 from app.state.views import award_row, has_pending, meters
 from app.writer.ports import Broadcast
 from app.writer.position import Position
@@ -21,6 +22,8 @@ class Shown:
     meters: dict[str, dict[str, str]]  # link -> meter -> value
     # link -> what is out of play there (a `status` message when it changes)
     in_play: dict[str, dict[str, object]] = field(default_factory=dict)
+    # link -> meter -> a must-hit-by level's "must hit by" and commitment (never its trigger)
+    levels: dict[str, dict[str, dict[str, object]]] = field(default_factory=dict)
 
 
 class Announcer:
@@ -103,7 +106,9 @@ class Announcer:
             for link in links
         }
         in_play = {link: link_in_play(self.position.service, link) for link in links}
-        return Shown(wins, values, in_play)
+        floor = self.position.service.floor
+        signs = ((link, level_signs(floor.link(link))) for link in links)
+        return Shown(wins, values, in_play, {link: shown for link, shown in signs if shown})
 
     def show(self, shown: Shown, finalized: list[AwardRecord | ResetRecord]) -> None:
         rounds = {(a.table, a.round) for a in finalized if isinstance(a, AwardRecord)}
@@ -121,6 +126,8 @@ class Announcer:
             self.broadcast.win(link, win)
         for link, values in shown.meters.items():
             self.broadcast.meters(link, values)
+        for link, levels in shown.levels.items():
+            self.broadcast.levels(link, levels)
         for link, info in shown.in_play.items():
             self.broadcast.in_play(link, info)
 
@@ -137,4 +144,5 @@ def win(award: AwardRecord) -> dict[str, object]:
         "hand": award.hand,
         **({"amount": row["amount"]} if "amount" in row else {}),
         "dealt_at": row["dealt_at"],
+        **({"reveal": row["reveal"]} if "reveal" in row else {}),
     }

@@ -3,13 +3,21 @@ server time, so that replay never reads the clock (docs/design.md, the watermark
 
 from __future__ import annotations
 
-from app.state.entries import ExpireEntry, FinalizeEntry
+import secrets
+
+from msgspec import UNSET
+
+from app.state.entries import ArmEntry, ExpireEntry, FinalizeEntry
 from app.state.in_play_views import InPlayChanged, in_play_answer
+from app.state.sealing import seal
 from app.writer.group import Group
 from app.writer.liveness import Liveness
 from app.writer.position import Position
 from app.writer.writer_settings import WriterSettings
 from jackpot.floor import FinalizeResult
+from jackpot.money import format_money
+from jackpot.mystery import draw_trigger
+from jackpot.mystery_levels import last_hit, unarmed
 from jackpot.records import AwardRecord
 
 EXPIRE_BATCH = 1_000  # rounds named by one expire entry
@@ -27,6 +35,8 @@ class Timer:
         """How long the writer may wait for a request before a timed entry is due."""
         now = self.settings.clock()
         floor = self.position.service.floor
+        if unarmed(floor):
+            return 0.0  # a must-hit-by level waits for its draw
         due = floor.due_at()
         if any(link.timeline.heap for link in floor.links.values()):
             periodic = self.last_finalize + self.settings.finalize_every_ms
@@ -46,10 +56,35 @@ class Timer:
 
     def add_due(self, now: int, group: Group) -> None:
         """Apply the timed entries due at `now` and add their rows to the group."""
+        self._arm(now, group)
         if self._finalize_due(now):
             self._finalize(now, group)
+            # A must-hit-by hit stops finalising until the level's next draw: draw, go on.
+            while self._arm(now, group):
+                self._finalize(now, group)
         self._expire(now, group)
         self._suspend_silent(now, group)
+
+    def _arm(self, now: int, group: Group) -> bool:
+        """Draw a trigger for every must-hit-by level without one (docs/design.md): with
+        `secrets`, journaled as its commitment, the trigger sealed (app/state/sealing.py)."""
+        position = self.position
+        service = position.service
+        waiting = unarmed(service.floor)
+        for link, meter, low, high in waiting:
+            drawn = draw_trigger(low, high, secrets.randbelow, secrets.token_hex)
+            text = f"{format_money(drawn.value)}|{drawn.nonce}"
+            key = service.config.mystery_key
+            hit = last_hit(service.floor, link, meter)
+            shown = None if hit is None else hit.reveal
+            revealed = UNSET if shown is None else f"{format_money(shown.trigger)}|{shown.nonce}"
+            sealed = seal(key, drawn.commitment, text)
+            entry = ArmEntry(now=now, link=link, meter=meter, commitment=drawn.commitment,
+                             sealed=sealed, revealed=revealed)  # fmt: skip
+            service.apply(entry)
+            position.append(group.rows, position.row(entry, None, None, None))
+            group.links.add(link)
+        return bool(waiting)
 
     def _finalize_due(self, now: int) -> bool:
         floor = self.position.service.floor

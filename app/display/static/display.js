@@ -208,7 +208,8 @@
       section.dataset.meterCard = m.meter;
       section.innerHTML =
         '<div class="meter-name"></div>' +
-        '<div class="meter-value"><span class="currency"></span><span class="amount"></span></div>';
+        '<div class="meter-value"><span class="currency"></span><span class="amount"></span></div>' +
+        '<div class="meter-level" hidden><span class="must-hit"></span> · <span class="commitment"></span></div>';
       const nameEl = section.querySelector(".meter-name");
       const el = section.querySelector(".amount");
       nameEl.textContent = m.name || m.meter;
@@ -227,6 +228,7 @@
       const to = toCents(m.value);
       meter.el.dataset.value = m.value === null ? "" : m.value;
       meter.section.querySelector(".currency").textContent = view.currency;
+      showLevel(meter.section, m);
       // Count up; a drop (the meter was won and reset) or a hidden tab jumps at once.
       if (jump || meter.shown === null || to === null || to < meter.shown || document.hidden) {
         meter.shown = meter.from = meter.to = to;
@@ -243,6 +245,26 @@
       requestAnimationFrame(frame);
     }
   }
+
+  // A must-hit-by level (docs/api.md, Displays): its "must hit by" and its commitment,
+  // shortened on screen, whole in `title` and `data-commitment` for anyone checking it.
+  function showLevel(section, m) {
+    const line = section.querySelector(".meter-level");
+    if (!m.must_hit_by) {
+      line.hidden = true;
+      return;
+    }
+    line.hidden = false;
+    line.querySelector(".must-hit").textContent =
+      `must hit by ${view.currency} ${formatCents(toCents(m.must_hit_by))}`;
+    const commitment = line.querySelector(".commitment");
+    const full = m.commitment || "";
+    commitment.textContent = full ? `commitment ${shortHash(full)}` : "next draw pending";
+    commitment.title = full;
+    commitment.dataset.commitment = full;
+  }
+
+  const shortHash = (hex) => (hex.length > 12 ? `${hex.slice(0, 8)}…${hex.slice(-4)}` : hex);
 
   function frame(now) {
     let busy = false;
@@ -290,7 +312,9 @@
     list.forEach((meter, i) => {
       const size = i === 0 ? sizes[0] : others;
       meter.section.style.setProperty("--value-size", `${Math.floor(size)}px`);
-      meter.section.style.setProperty("--name-size", `${Math.floor(Math.min(rows[i] * 0.15, size * 0.4))}px`);
+      const name = Math.floor(Math.min(rows[i] * 0.15, size * 0.4));
+      meter.section.style.setProperty("--name-size", `${name}px`);
+      meter.section.style.setProperty("--level-size", `${Math.max(14, Math.floor(name * 0.8))}px`);
     });
   }
 
@@ -324,8 +348,18 @@
     const meter = view.meters.get(w.meter);
     $("celebration-meter").textContent = meter ? meter.nameEl.textContent : words(w.meter);
     $("celebration-amount").textContent = `${view.currency} ${formatCents(toCents(w.amount))}`;
-    $("celebration-hand").textContent = words(w.hand);
+    $("celebration-hand").textContent = w.reveal && w.reveal.must_hit_by
+      ? `must hit by ${view.currency} ${formatCents(toCents(w.reveal.must_hit_by))}`
+      : words(w.hand);
     $("celebration-where").textContent = where(w);
+    // A must-hit-by hit: the trigger and nonce, revealed, and what they hash to.
+    const reveal = $("celebration-reveal");
+    const r = w.reveal;
+    reveal.hidden = !r;
+    reveal.textContent = r
+      ? `hit at ${view.currency} ${formatCents(toCents(r.trigger))} · ` +
+        `sha256(${r.trigger}|${r.nonce}) = ${r.commitment}`
+      : "";
     box.dataset.awardId = String(w.award_id);
     box.hidden = false;
     setTimeout(nextCelebration, CELEBRATE_MS);

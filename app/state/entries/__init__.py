@@ -18,6 +18,7 @@ from msgspec import UNSET
 
 from app.state.entries.accounts import AccountEntry
 from app.state.entries.base import EntryError, idempotency_key, version_of
+from app.state.entries.mystery import ArmEntry
 from app.state.entries.operators import (
     ApproveEntry,
     Change,
@@ -51,8 +52,9 @@ from app.state.entries.suspensions import ResumeChange, ResumeEntry, SuspendChan
 from jackpot.snapshot import canonical_json
 
 __all__ = [
-    "UNSET", "ApproveEntry", "BetsEntry", "Change", "Claim", "CorrectChange", "CorrectEntry",
-    "Decision", "Drawn", "Entry", "EntryError", "ExpireEntry", "FinalizeEntry", "Fixed",
+    "UNSET", "ApproveEntry", "ArmEntry", "BetsEntry", "Change", "Claim", "CorrectChange",
+    "CorrectEntry", "Decision", "Drawn", "Entry", "EntryError", "ExpireEntry", "FinalizeEntry",
+    "Fixed",
     "OperatorEntry", "OutcomeEntry", "PostedBox", "PostedDealer", "PostedHand",
     "ProposeEntry", "RejectEntry", "ResetChange", "ResetEntry", "SeedChange", "SeedEntry",
     "VoidEntry", "change_of", "entry_dict", "entry_draws", "entry_from_dict", "entry_text",
@@ -73,6 +75,7 @@ Entry: TypeAlias = (
     | ApproveEntry
     | RejectEntry
     | AccountEntry
+    | ArmEntry
     | SuspendEntry
     | ResumeEntry
 )

@@ -102,13 +102,15 @@ class PostedDealer(Part, frozen=True):
 
 
 class Claim(Part, frozen=True):
-    """A meter award the hand wins: a share of the link's first meter (/10,000)."""
+    """A meter award the hand wins: a share (/10,000) of the meter its pay-table row names,
+    absent (unset) when the row names none: the link's first meter."""
 
     box: int
     target: str
     hand: str
     share: int
     dealt_at: int
+    meter: str | UnsetType = UNSET
 
 
 class Fixed(Part, frozen=True):
@@ -120,6 +122,10 @@ class Fixed(Part, frozen=True):
     amount: int
     for_box: int | None
     target: str
+
+
+def _meter_of(meter: str | UnsetType) -> str | None:
+    return None if isinstance(meter, UnsetType) else meter
 
 
 class OutcomeEntry(Base, tag="outcome", kw_only=True, frozen=True):
@@ -134,7 +140,8 @@ class OutcomeEntry(Base, tag="outcome", kw_only=True, frozen=True):
 
     def command(self) -> RecordOutcome:
         claims = tuple(
-            MeterClaim(c.box, c.target, c.hand, Rate(c.share), c.dealt_at) for c in self.claims
+            MeterClaim(c.box, c.target, c.hand, Rate(c.share), c.dealt_at, _meter_of(c.meter))
+            for c in self.claims
         )
         # When the hand that won a fixed award was dealt: the dealer's for a dealer-hand
         # award, the hitting box's for an envy bonus (4.7), else the box's own; the

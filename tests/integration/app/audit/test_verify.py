@@ -548,6 +548,10 @@ def floor_file(tmp_path: Path) -> Path:
         text += (f'[[tables]]\nid = "{table}"\ngame = "{name}"\nlink = "{link}"\nboxes = 7\n'
                  f'jackpot_wager = "1.00"\ntoken_sha256 = "{i:064x}"\n')  # fmt: skip
     text += f'[[tables]]\nid = "T05"\ngame = "western_stud"\nboxes = 7\ntoken_sha256 = "{9:064x}"\n'
+    # A table whose straight flush pays the minor: a meter no row pays is refused.
+    text += ('[[tables]]\nid = "T06"\ngame = "casino_stud"\nlink = "stud"\nboxes = 7\n'
+             'jackpot_wager = "1.00"\npay_table = { straight_flush = "minor:0.10" }\n'
+             f'token_sha256 = "{8:064x}"\n')  # fmt: skip
     path = tmp_path / "floor.toml"
     path.write_text(text)
     return path

@@ -46,6 +46,7 @@ INTERFACE: dict[str, tuple[dict[str, str | None], list[str]]] = {
     "awards": ({**COMMON, "--link": None, "--meter": None, "--table": None, "--kind": None,
                 **WINDOW, **PAGE}, []),
     "report": ({**COMMON, **WINDOW, "--csv": None}, []),
+    "check-commitment": ({"--from": None, "--by": None}, ["commitment", "trigger", "nonce"]),
 }  # fmt: skip
 
 
