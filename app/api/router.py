@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from app.api.auth import Tokens
 from app.api.floor_routes import floor_routes
 from app.api.operator_routes import operator_routes
+from app.api.payment_routes import PAYMENT_BODIES, payment_routes
 from app.api.schemas import CorrectionRequest, ResetRequest, SeedRequest, problem_responses
 from app.api.table_events.fastapi_routes import TABLE_EVENT_BODIES, table_routes
 from app.api.table_events.handlers import EventHandler
@@ -21,6 +22,7 @@ from app.writer.writer import Writer
 # schemas in the OpenAPI components (FastAPI adds only those of the parameters it reads).
 BODIES_READ_BY_ROUTES: tuple[type[BaseModel], ...] = (
     *TABLE_EVENT_BODIES, SeedRequest, ResetRequest, CorrectionRequest,
+    *PAYMENT_BODIES,
 )  # fmt: skip
 
 
@@ -30,5 +32,6 @@ def router(writer: Writer, tokens: Tokens, events: Mapping[str, EventHandler]) -
     api = APIRouter(responses=problem_responses(401, 403, 404, 409, 422, 503))
     table_routes(api, writer, tokens, events)
     operator_routes(api, writer, tokens)
+    payment_routes(api, writer, tokens)
     floor_routes(api, writer, tokens)
     return api

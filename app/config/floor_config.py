@@ -41,4 +41,6 @@ def floor_config(floor: Floor) -> FloorConfig:
         floor.dual_control,
         retain_ms=floor.retain_ms,
         max_open_rounds=floor.max_open_rounds,
+        witness_above=floor.witness_above,
+        pay_within_ms=floor.pay_within_ms,
     )

@@ -154,6 +154,10 @@ class Floor(_Section):
     # Settled, void and expired rounds are kept in memory this long (then the journal).
     retain_ms: StrictInt = Field(default=900_000, ge=0)
     dual_control: StrictBool = False  # a supervisor's change needs a second supervisor
+    # A payment above it needs a witness (none: never); unpaid longer than pay_within_ms
+    # an award is overdue (docs/api.md "Payments").
+    witness_above: MoneyText | None = None
+    pay_within_ms: StrictInt = Field(default=3_600_000, ge=1)
     links: tuple[LinkSection, ...] = ()
     tables: tuple[TableSection, ...] = ()
     operators: tuple[OperatorSection, ...] = ()

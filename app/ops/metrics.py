@@ -43,6 +43,7 @@ from prometheus_client.core import (
     Metric,
 )
 
+from app.ops.payment_readings import PaymentReadings, payment_reads
 from app.ops.readings import (
     BroadcasterReadings,
     LeadershipReadings,
@@ -209,6 +210,8 @@ class PrometheusMetrics:
     def watch_writer(self, writer: WriterReadings) -> None:
         """The writer's queue, journal, database status and the floor's state."""
         self._reads += writer_reads(writer)
+        if isinstance(writer, PaymentReadings):
+            self._reads += payment_reads(writer)
 
     def watch_leadership(self, leadership: LeadershipReadings) -> None:
         """A writer process among several on one database: role, epoch, lease age."""

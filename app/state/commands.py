@@ -105,6 +105,28 @@ class RejectCommand(_Command, frozen=True):
     reason: str
 
 
+# -- payments: an award paid by a supervisor, witnessed, or paid at its table ---------
+
+
+class PaidCommand(_Command, frozen=True):
+    kind: ClassVar[str] = "paid"
+    award: str
+    amount: int
+    method: str
+    reference: str
+    note: str
+
+
+class PaidConfirmCommand(_Command, frozen=True):
+    kind: ClassVar[str] = "paid_confirm"
+    award: str
+
+
+class TablePaidCommand(_Command, frozen=True):
+    kind: ClassVar[str] = "table_paid"
+    boxes: list[int]
+
+
 Command: TypeAlias = (
     BetsCommand
     | OutcomeCommand
@@ -115,6 +137,9 @@ Command: TypeAlias = (
     | ProposeCommand
     | ApproveCommand
     | RejectCommand
+    | PaidCommand
+    | PaidConfirmCommand
+    | TablePaidCommand
 )
 
 

@@ -41,6 +41,11 @@ class Service:
     # views show them pending until it is, so that no table is told a final amount that a
     # failed commit would take back. Kept by the writer; empty in a rebuilt service.
     uncommitted: set[str] = field(default_factory=set)
+    # Award id -> its payment (app/state/payments.py), as JSON builtins (snapshots).
+    payments: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # The journal seq of the last entry applied: every entry is applied here, in seq
+    # order, so a payment knows its own entry's seq (the payout slip names it).
+    seq: int = 0
 
     def __post_init__(self) -> None:
         self.floor = Floor(self.config.links, self.config.timing, self.config.retain_ms)
@@ -57,4 +62,6 @@ class Service:
         """Apply one entry (a journal entry's JSON object is decoded first: EntryError if
         it is not one). Atomic: a refused entry (JackpotError) changes nothing."""
         typed = entry if isinstance(entry, msgspec.Struct) else entry_from_dict(entry)
-        return KINDS[typed.kind].apply(self, typed)
+        result = KINDS[typed.kind].apply(self, typed)
+        self.seq += 1
+        return result

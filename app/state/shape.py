@@ -37,6 +37,10 @@ class FloorConfig:
     # A table may hold this many rounds with bets and no outcome or void; beyond it, its
     # bets are refused (409) until some settle, are void or expire (jackpot/expiry.py).
     max_open_rounds: int = 1_000
+    # A supervisor's payment above this amount needs a second operator's witness (None:
+    # never); an award final and unpaid longer than pay_within_ms is overdue (metrics).
+    witness_above: int | None = None
+    pay_within_ms: int = 3_600_000
 
 
 @dataclass(slots=True)
@@ -58,5 +62,7 @@ class FloorData(Protocol):
     proposals: dict[str, dict[str, Any]]
     audit: list[dict[str, Any]]
     uncommitted: set[str]
+    payments: dict[str, dict[str, Any]]
+    seq: int
 
     def table(self, table: str) -> TableConfig: ...

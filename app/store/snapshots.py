@@ -40,6 +40,8 @@ def dump_service(service: Service, seq: int, head: str) -> dict[str, Any]:
         "idem": dict(service.idem),
         "proposals": service.proposals,
         "audit": service.audit,
+        # Only once there is one: a snapshot of a floor without payments is as before.
+        **({"payments": service.payments} if service.payments else {}),
     }
 
 
@@ -63,6 +65,8 @@ def load_service(config: Any, state: dict[str, Any]) -> Service:
     # Copies: the caller may keep the state dict.
     service.proposals = copy.deepcopy(state["proposals"])
     service.audit = list(state["audit"])
+    service.payments = copy.deepcopy(state.get("payments", {}))
+    service.seq = state["seq"]
     return service
 
 

@@ -31,6 +31,7 @@ from app.state.entries.operators import (
     SeedEntry,
     change_of,
 )
+from app.state.entries.payments import PaidAward, PaidConfirmEntry, PaidEntry, TablePaidEntry
 from app.state.entries.rounds import (
     BetsEntry,
     Claim,
@@ -55,6 +56,7 @@ __all__ = [
     "ProposeEntry", "RejectEntry", "ResetChange", "ResetEntry", "SeedChange", "SeedEntry",
     "VoidEntry", "change_of", "entry_dict", "entry_draws", "entry_from_dict", "entry_text",
     "idempotency_key", "version_of",
+    "PaidAward", "PaidConfirmEntry", "PaidEntry", "TablePaidEntry",
 ]  # fmt: skip
 
 Entry: TypeAlias = (
@@ -69,6 +71,9 @@ Entry: TypeAlias = (
     | ProposeEntry
     | ApproveEntry
     | RejectEntry
+    | PaidEntry
+    | PaidConfirmEntry
+    | TablePaidEntry
 )
 
 
