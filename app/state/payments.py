@@ -134,10 +134,13 @@ def prepare_paid(state: FloorData, command: PaidCommand, now: int, by: str) -> P
 
 
 def _record(
-    state: FloorData, award: Payable, amount: int, method: str, by: str, now: int
+    state: FloorData, award: Payable, amount: int, method: str, by: str, now: int, n: int = 0
 ) -> dict[str, Any]:
+    # Named by its entry's seq (and place in it): the id says where the journal has it,
+    # and stays the same whatever an auditor's replay skips before it.
+    pid = f"payment-{state.seq + 1}" + (f"-{n}" if n else "")
     return {
-        "id": f"payment-{len(state.payments) + 1}", "award": award.id, "kind": award.kind,
+        "id": pid, "award": award.id, "kind": award.kind,
         "link": award.link, "meter": award.meter, "table": award.table,
         "round": award.round, "box": award.box, "hand": award.hand,
         "dealt_at": award.dealt_at, "amount": amount, "method": method, "reference": "",
@@ -234,7 +237,7 @@ def _nothing_to_pay(
 
 
 def apply_table_paid(state: FloorData, entry: TablePaidEntry) -> PaymentResult:
-    records = []
+    records: list[dict[str, Any]] = []
     for item in entry.awards:
         award = find_award(state, item.award)
         if award.kind == "meter":
@@ -242,7 +245,8 @@ def apply_table_paid(state: FloorData, entry: TablePaidEntry) -> PaymentResult:
         if (award.table, award.round) != (entry.table, entry.round):
             raise StateConflictError(f"award {award.id} is not of round {entry.round}")
         _check_payable(state, award, item.amount)
-        records.append(_record(state, award, item.amount, "table", entry.table, entry.now))
+        n = len(records) + 1
+        records.append(_record(state, award, item.amount, "table", entry.table, entry.now, n))
         state.payments[award.id] = records[-1]
     for record in records:
         _audit(state, "table_paid", record, entry.table, entry.now)
@@ -308,3 +312,17 @@ def unpaid(state: FloorData) -> Iterator[Payable]:
             record = payments.get(award.id)
             if record is None or record["paid_at"] is None:
                 yield award
+
+
+def claims_of(entry: PaidEntry | PaidConfirmEntry | TablePaidEntry) -> list[tuple[str, int]]:
+    """The awards an entry pays and the amount it says each is (a confirmation: none)."""
+    if isinstance(entry, PaidEntry):
+        return [(entry.award, entry.amount)]
+    if isinstance(entry, TablePaidEntry):
+        return [(a.award, a.amount) for a in entry.awards]
+    return []
+
+
+def check_payment(state: FloorData, award_id: str, amount: int) -> None:
+    """`jackpot verify`: the award exists, is final, unpaid, and this is its amount."""
+    _check_payable(state, find_award(state, award_id), amount)

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
+from app.audit.payment_report import PAYMENT_COLUMNS
 from app.compose import WriterProcess
 from app.config.floor_file import parse_floor
 from app.store.journal import MemoryJournal
@@ -101,7 +102,7 @@ async def test_a_supervisor_pays_a_final_award_once(
     r = await pay(client, TRIPS, "150.00")
     assert r.status_code == 200, r.text
     payment = r.json()
-    assert payment["id"] == "payment-1"
+    assert payment["id"] == f"payment-{payment['seq']}"  # named by its journal entry
     assert (payment["state"], payment["amount"], payment["method"]) == ("paid", "150.00", "cash")
     assert (payment["paid_by"], payment["witness"], payment["needs_witness"]) == (
         "sam",
@@ -116,7 +117,7 @@ async def test_a_supervisor_pays_a_final_award_once(
     # Paid once: the second payment is refused, naming the first.
     again = await pay(client, TRIPS, "150.00", headers=SUE)
     assert again.status_code == 409, again.text
-    assert "payment-1" in again.json()["detail"] and "sam" in again.json()["detail"]
+    assert payment["id"] in again.json()["detail"] and "sam" in again.json()["detail"]
     audit = (await client.get("/v1/audit?action=paid", headers=OPERATOR)).json()["audit"]
     assert [(a["who"], a["action"]) for a in audit] == [("sam", "paid")]
 
@@ -266,3 +267,39 @@ async def test_the_slip_names_the_journal_entries(
     assert missing.status_code == 404
     # The journal alone gives the same payments, each naming its entry's seq.
     assert replayed(list(rows.values())).payments == server.writer.service.payments
+
+
+async def test_the_reconciliation_ties_payments_to_the_awards(
+    client: httpx.AsyncClient, clock: Clock
+) -> None:
+    start = clock.at()
+    await play(client, clock)
+    # At the table: box 2's straight flush 175 and envy 250; by an attendant: the meter
+    # award 5000.60 (witnessed); unpaid at the end: box 3's three of a kind 150, envy 250.
+    r = await client.post("/v1/tables/T03/rounds/R1/paid", json={"boxes": [2]}, headers=T03)
+    assert r.status_code == 200, r.text
+    assert (await pay(client, METER, "5000.60")).status_code == 200
+    assert (await client.post(f"/v1/awards/{METER}/paid/confirm", headers=OPERATOR)).is_success
+    period = {"from": start, "to": clock.at(1)}
+    r = await client.get("/v1/reports/reconciliation", params=period, headers=OPERATOR)
+    assert r.status_code == 200, r.text
+    report = r.json()
+    assert {k: v for k, v in report["payments"].items() if k != "links"} == {
+        "awards_paid_at_table": "425.00",
+        "awards_paid_by_attendant": "5000.60",
+        "awards_unpaid": "400.00",
+    }
+    tcp = next(m for m in report["meters"] if m["link"] == "tcp")
+    assert (tcp["awards_paid_at_table"], tcp["awards_paid_by_attendant"], tcp["awards_unpaid"]) == (
+        "0.00", "5000.60", "0.00",
+    )  # fmt: skip
+    assert tcp["balanced"] is True
+    # Before the payments (and the meter award's finalize): the fixed awards are unpaid.
+    early = {"from": start, "to": clock.at(-1)}
+    r = await client.get("/v1/reports/reconciliation", params=early, headers=OPERATOR)
+    assert r.json()["payments"]["awards_unpaid"] == "825.00"
+    csv = await client.get(
+        "/v1/reports/reconciliation", params={**period, "format": "csv"}, headers=OPERATOR
+    )
+    header = csv.text.splitlines()[0].split(",")
+    assert header[-4:] == ["balanced", *PAYMENT_COLUMNS]
