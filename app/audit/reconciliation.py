@@ -125,7 +125,7 @@ async def reconciliation(
             exact[name] = format_exact(getattr(report, name))
         row["balanced"] = report.balanced
         for name, amount in meter_payments(paid, link, meter):
-            row[name], exact[name] = format_money(amount), format_exact(amount)
+            row[name] = format_money(amount)  # awards are whole cents: no `exact`
         row["exact"] = exact
         meters.append(row)
     answer = {

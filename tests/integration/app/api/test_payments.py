@@ -43,11 +43,8 @@ def journal() -> MemoryJournal:
 
 @pytest.fixture
 def server(clock: Clock, journal: MemoryJournal) -> WriterProcess:
-    text = (
-        Path(DEMO)
-        .read_text()
-        .replace("dual_control = false", 'dual_control = false\nwitness_above = "1000.00"')
-    )
+    settings = 'dual_control = false\nwitness_above = "1000.00"\npay_within_ms = 60000'
+    text = Path(DEMO).read_text().replace("dual_control = false", settings)
     return build_server(parse_floor(text), journal=journal, clock=clock, outcome_wait_s=0.2)
 
 
@@ -140,6 +137,11 @@ async def test_the_unpaid_liability_is_the_final_awards_not_paid(
     assert "jackpot_awards_unpaid 4.0" in text
     # 5000.60 + 175 + 250 + 250
     assert "jackpot_awards_unpaid_amount 5675.6" in text
+    assert "jackpot_awards_unpaid_overdue 0.0" in text
+    # pay_within_ms after the deal, the four are overdue (the alert JackpotAwardUnpaid).
+    clock.now += 60_000
+    text = (await client.get("/metrics")).text
+    assert "jackpot_awards_unpaid_overdue 4.0" in text
 
 
 async def test_a_wrong_amount_is_refused_naming_both(
