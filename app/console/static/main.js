@@ -7,6 +7,7 @@ import { closeMeter, renderFloor } from "./floor.js";
 import { refreshForms, renderProposals, setupChanges } from "./changes.js";
 import { audit, awards } from "./records.js";
 import { run as reconcile, setupReconciliation } from "./reconcile.js";
+import { load as unpaid, setupPayments } from "./payments.js";
 
 const state = { floor: null, you: null, live: null, view: "floor", unreachable: false };
 
@@ -44,6 +45,7 @@ function show(view) {
   if (view === "audit") audit.load();
   if (view === "awards") awards.load();
   if (view === "journal") journal();
+  if (view === "unpaid") unpaid();
   if (view === "reconciliation" && !$("#rec tbody").children.length) reconcile();
 }
 
@@ -86,6 +88,7 @@ function signedIn(you, floor) {
   audit.setup(floor);
   awards.setup(floor);
   setupReconciliation();
+  setupPayments(you);
   onFloor(floor);
   state.live = new Live(session.token, { onFloor, onState: setConnection, onDenied: () => signOut("Your token is no longer accepted: sign in again.") });
   show("floor");
