@@ -28,6 +28,8 @@ from app.config.floor_config import floor_config
 from app.config.floor_file import Floor as FloorFile
 from app.config.settings import Settings
 from app.display.broadcaster import Broadcaster, MemoryBackend
+from app.display.screen_watch import ScreenWatch
+from app.display.screens import Screens
 from app.ops.metrics import PrometheusMetrics
 from app.state.floor_state import FloorConfig, Service
 from app.state.views import meters
@@ -104,13 +106,14 @@ def writer_process(
         leadership = build_leadership(settings, database, journal, writer, broadcaster)
         metrics.watch_leadership(leadership)
     state = State(writer=writer, metrics=metrics, broadcaster=broadcaster)
+    watch = screen_watch(floor, broadcaster, metrics)
 
     @contextlib.asynccontextmanager
     async def running() -> AsyncIterator[State]:
-        async with run_writer(state, journal, database, leadership):
+        async with run_writer(state, journal, database, leadership), watching(watch):
             yield state
 
-    app = create_app(settings, tokens, writer, broadcaster, metrics, running)
+    app = create_app(settings, tokens, writer, broadcaster, metrics, running, watch)
     return WriterProcess(app, writer, metrics, broadcaster, journal, database, leadership)
 
 
@@ -233,16 +236,44 @@ def display_app(settings: Settings, floor: FloorFile) -> FastAPI:
     configure_links(broadcaster, floor_config(floor))
     metrics = PrometheusMetrics()
     metrics.watch_broadcaster(broadcaster)
+    watch = screen_watch(floor, broadcaster, metrics)
 
     @contextlib.asynccontextmanager
     async def running() -> AsyncIterator[dict[str, Broadcaster]]:
         await broadcaster.start()
         try:
-            yield {"broadcaster": broadcaster}
+            async with watching(watch):
+                yield {"broadcaster": broadcaster}
         finally:
             await broadcaster.stop()
 
-    return create_display_app(settings, broadcaster, metrics, running)
+    return create_display_app(
+        settings, broadcaster, metrics, running, watch=watch, tokens=floor_tokens(floor)
+    )
+
+
+def screen_watch(
+    floor: FloorFile, broadcaster: Broadcaster, metrics: PrometheusMetrics
+) -> ScreenWatch:
+    """What each screen says it shows, judged by the floor's bounds (docs/api.md "Signs")."""
+    screens = Screens(
+        broadcaster.link_state,
+        sign_variance=floor.sign_variance,
+        win_shown_within_ms=floor.win_shown_within_ms,
+    )
+    watch = ScreenWatch(screens, broadcaster)
+    for name, help_text, read in watch.readings():
+        metrics.read(name, help_text, read)
+    return watch
+
+
+@contextlib.asynccontextmanager
+async def watching(watch: ScreenWatch) -> AsyncIterator[None]:
+    await watch.start()
+    try:
+        yield
+    finally:
+        await watch.stop()
 
 
 def build_broadcaster(settings: Settings, role: str) -> Broadcaster:

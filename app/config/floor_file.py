@@ -158,6 +158,10 @@ class Floor(_Section):
     # an award is overdue (docs/api.md "Payments").
     witness_above: MoneyText | None = None
     pay_within_ms: StrictInt = Field(default=3_600_000, ge=1)
+    # A screen showing a value off the committed one by more than sign_variance for 30 s,
+    # or not showing a final win within win_shown_within_ms, is flagged (docs/api.md).
+    sign_variance: MoneyText = Field(default=Money(50_000_000))
+    win_shown_within_ms: StrictInt = Field(default=30_000, ge=1)
     links: tuple[LinkSection, ...] = ()
     tables: tuple[TableSection, ...] = ()
     operators: tuple[OperatorSection, ...] = ()
