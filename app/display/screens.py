@@ -240,6 +240,7 @@ class Screens:
         return None
 
     def view(self, screen: Screen, now: int) -> dict[str, Any]:
+        self._judge(screen, now)  # as of now, not of the last ack or tick
         link_seq, _ = self._committed(screen.link)
         behind = None if screen.seq is None or link_seq is None else max(0, link_seq - screen.seq)
         lag_ms = None
