@@ -106,7 +106,7 @@ def writer_process(
         leadership = build_leadership(settings, database, journal, writer, broadcaster)
         metrics.watch_leadership(leadership)
     state = State(writer=writer, metrics=metrics, broadcaster=broadcaster)
-    watch = screen_watch(floor, broadcaster, metrics)
+    watch = screen_watch(settings, floor, broadcaster, metrics)
 
     @contextlib.asynccontextmanager
     async def running() -> AsyncIterator[State]:
@@ -236,7 +236,7 @@ def display_app(settings: Settings, floor: FloorFile) -> FastAPI:
     configure_links(broadcaster, floor_config(floor))
     metrics = PrometheusMetrics()
     metrics.watch_broadcaster(broadcaster)
-    watch = screen_watch(floor, broadcaster, metrics)
+    watch = screen_watch(settings, floor, broadcaster, metrics)
 
     @contextlib.asynccontextmanager
     async def running() -> AsyncIterator[dict[str, Broadcaster]]:
@@ -253,7 +253,7 @@ def display_app(settings: Settings, floor: FloorFile) -> FastAPI:
 
 
 def screen_watch(
-    floor: FloorFile, broadcaster: Broadcaster, metrics: PrometheusMetrics
+    settings: Settings, floor: FloorFile, broadcaster: Broadcaster, metrics: PrometheusMetrics
 ) -> ScreenWatch:
     """What each screen says it shows, judged by the floor's bounds (docs/api.md "Signs")."""
     screens = Screens(
@@ -261,7 +261,15 @@ def screen_watch(
         sign_variance=floor.sign_variance,
         win_shown_within_ms=floor.win_shown_within_ms,
     )
-    watch = ScreenWatch(screens, broadcaster)
+    relay = None
+    if settings.redis_url is not None:  # display processes report to the writer
+        from app.display.redis_backend import RedisBackend
+        from app.display.screen_relay import ScreenRelay
+
+        backend = broadcaster.backend
+        if isinstance(backend, RedisBackend):
+            relay = ScreenRelay(backend, f"{socket.gethostname()}:{os.getpid()}")
+    watch = ScreenWatch(screens, broadcaster, relay=relay)
     for name, help_text, read in watch.readings():
         metrics.read(name, help_text, read)
     return watch

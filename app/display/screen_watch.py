@@ -8,12 +8,16 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import orjson
 
 from app.display.broadcaster import Broadcaster
 from app.display.screens import Screens, counts
 from jackpot.money import format_money
+
+if TYPE_CHECKING:  # Redis is imported only by a process that uses it
+    from app.display.screen_relay import ScreenRelay
 
 log = logging.getLogger("jackpot.screens")
 
@@ -27,9 +31,15 @@ class ScreenWatch:
     a small JSON read per message) and runs the ticker."""
 
     def __init__(
-        self, screens: Screens, broadcaster: Broadcaster, clock: Callable[[], int] = wall_ms
+        self,
+        screens: Screens,
+        broadcaster: Broadcaster,
+        clock: Callable[[], int] = wall_ms,
+        relay: ScreenRelay | None = None,
     ) -> None:
         self.screens, self.broadcaster, self.clock = screens, broadcaster, clock
+        # Through Redis: a display process puts its screens there, the writer takes them.
+        self.relay = relay
         self.task: asyncio.Task[None] | None = None
         self.started_at = clock()
         broadcaster.observe = self.observe
@@ -69,6 +79,8 @@ class ScreenWatch:
         self.screens.seen(link, seq, self.clock(), str(message["award_id"]) if final else None)
 
     async def start(self) -> None:
+        if self.relay is not None:
+            await self.relay.start()
         self.task = asyncio.create_task(self._tick(), name="jackpot-screens")
 
     async def stop(self) -> None:
@@ -77,11 +89,24 @@ class ScreenWatch:
             with contextlib.suppress(asyncio.CancelledError):
                 await self.task
             self.task = None
+        if self.relay is not None:
+            await self.relay.stop()
 
     async def _tick(self) -> None:
         while True:
             await asyncio.sleep(1.0)
             try:
-                self.screens.check(self.clock())
+                now = self.clock()
+                self.screens.check(now)
+                await self._relay(now)
             except Exception:  # a bug here must not stop the judging for good
                 log.exception("screens: judging failed")
+
+    async def _relay(self, now: int) -> None:
+        relay = self.relay
+        if relay is None:
+            return
+        if self.broadcaster.role == "display":
+            await relay.put([self.screens.view(s, now) for s in self.screens.screens.values()])
+        else:
+            self.screens.remote = await relay.take()
