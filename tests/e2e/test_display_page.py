@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from urllib.parse import parse_qs
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
+from urllib.parse import parse_qs
 
 import pytest
 import uvicorn
