@@ -1,6 +1,6 @@
-"""The console's Unpaid view in a real headless Chromium against a real writer: a
-supervisor pays, a second operator witnesses, the payout slip prints. Screenshots go to
-artifacts/console-payments-*.png.
+"""The console's Unpaid and Signs views in a real headless Chromium against a real
+writer: a supervisor pays, a second operator witnesses, the payout slip prints; screens
+are listed and a flagged one is red. Screenshots: artifacts/console-payments-*.png.
 
 The floor: the demo floor with `witness_above = "1000.00"`, no simulated tables; one
 Three Card Poker round: A K Q of spades at box 1 (the tcp meter, 4.5), three of a kind
@@ -9,6 +9,7 @@ at box 3 (150 for a 1.00 wager, 4.4).
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -18,6 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 import httpx
 import pytest
 from playwright.async_api import Browser, Locator, Page, expect
+from websockets.asyncio.client import connect
 
 from app.config.demo import DEMO_FLOOR
 from app.state.timefmt import format_time
@@ -179,3 +181,39 @@ async def test_a_supervisor_pays_and_a_second_operator_witnesses(
     await expect(olivia.locator("#slip-card")).to_be_visible()
     await olivia.screenshot(path=str(ARTIFACTS / "console-payments-slip-print.png"))
     assert olivia.errors == [] and sam.errors == []  # type: ignore[attr-defined]
+
+
+async def test_the_signs_view_lists_screens_and_shows_a_flagged_one_red(
+    page_of: SignIn, server: Server, browser: Browser
+) -> None:
+    # A real display page answers; a screen that answered once and then fell silent
+    # turns stale after 15 s: its row is red.
+    context = await browser.new_context(viewport={"width": 1280, "height": 720})
+    display = await context.new_page()
+    await display.goto(f"{server.base}/display/tcp#screen=bar-left")
+    ws_url = (
+        server.base.replace("http", "ws", 1) + "/v1/links/tcp/ws?screen=scr-silent-01&name=door"
+    )
+    async with connect(ws_url) as silent:
+        snapshot = json.loads(await silent.recv())
+        values = [{"meter": m["meter"], "value": m["value"]} for m in snapshot["meters"]]
+        await silent.send(
+            json.dumps({"type": "shown", "seq": snapshot["seq"], "values": values, "wins": []})
+        )
+        olivia = await sign_in_signs(page_of)
+        ok_row = olivia.locator('#signs tbody tr:has-text("bar-left")')
+        await expect(ok_row).to_be_visible(timeout=15_000)
+        await expect(ok_row).not_to_have_class("flagged")
+        silent_row = olivia.locator('#signs tr[data-screen="scr-silent-01"]')
+        await expect(silent_row).to_have_class("flagged", timeout=25_000)
+        await expect(silent_row).to_contain_text("stale")
+        await expect(ok_row).not_to_have_class("flagged")
+        await shot(olivia, "signs")
+    await context.close()
+
+
+async def sign_in_signs(page_of: SignIn) -> Page:
+    page = await page_of(OPERATOR)
+    await page.click('.tabs button[data-view="signs"]')
+    await expect(page.locator("#view-signs")).to_be_visible()
+    return page

@@ -8,6 +8,7 @@ import { refreshForms, renderProposals, setupChanges } from "./changes.js";
 import { audit, awards } from "./records.js";
 import { run as reconcile, setupReconciliation } from "./reconcile.js";
 import { load as unpaid, setupPayments } from "./payments.js";
+import { setupSigns, showSigns } from "./signs.js";
 
 const state = { floor: null, you: null, live: null, view: "floor", unreachable: false };
 
@@ -46,6 +47,7 @@ function show(view) {
   if (view === "awards") awards.load();
   if (view === "journal") journal();
   if (view === "unpaid") unpaid();
+  showSigns(view === "signs");
   if (view === "reconciliation" && !$("#rec tbody").children.length) reconcile();
 }
 
@@ -89,6 +91,7 @@ function signedIn(you, floor) {
   awards.setup(floor);
   setupReconciliation();
   setupPayments(you);
+  setupSigns();
   onFloor(floor);
   state.live = new Live(session.token, { onFloor, onState: setConnection, onDenied: () => signOut("Your token is no longer accepted: sign in again.") });
   show("floor");
