@@ -270,8 +270,7 @@ def screen_watch(
         if isinstance(backend, RedisBackend):
             relay = ScreenRelay(backend, f"{socket.gethostname()}:{os.getpid()}")
     watch = ScreenWatch(screens, broadcaster, relay=relay)
-    for name, help_text, read in watch.readings():
-        metrics.read(name, help_text, read)
+    metrics.watch_screens(watch)
     return watch
 
 

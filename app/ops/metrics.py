@@ -25,7 +25,7 @@ import logging
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 from fastapi import APIRouter
 from fastapi.responses import Response
@@ -55,6 +55,11 @@ from app.ops.readings import (
     writer_reads,
 )
 from jackpot.floor import BetsResult, OutcomeResult
+
+
+class ScreenReadings(Protocol):
+    def readings(self) -> list[tuple[str, str, Callable[[], int]]]: ...
+
 
 log = logging.getLogger("jackpot.metrics")
 
@@ -216,6 +221,11 @@ class PrometheusMetrics:
     def watch_leadership(self, leadership: LeadershipReadings) -> None:
         """A writer process among several on one database: role, epoch, lease age."""
         self._reads += leadership_reads(leadership)
+
+    def watch_screens(self, screens: ScreenReadings) -> None:
+        """What the display screens acknowledge (app/display/screen_watch.py)."""
+        for name, help_text, read in screens.readings():
+            self.read(name, help_text, read)
 
     def watch_broadcaster(self, broadcaster: BroadcasterReadings) -> None:
         """Displays and the Redis fan-out, in either role."""

@@ -261,6 +261,8 @@ DEPLOY = ROOT / "deploy"
 def exported_names() -> set[str]:
     """Every sample name a writer process and a display process (with Redis) can export."""
     from app.display.redis_backend import RedisBackend
+    from app.display.screen_watch import ScreenWatch
+    from app.display.screens import Screens
 
     metrics = PrometheusMetrics()
     metrics.watch_writer(build_server().writer)
@@ -268,6 +270,7 @@ def exported_names() -> set[str]:
     lease = SimpleNamespace(leading=True, epoch=1, takeovers=0, lease_age_s=lambda: 0.0)
     metrics.watch_leadership(lease)
     metrics.watch_broadcaster(Broadcaster(RedisBackend("redis://127.0.0.1:1/0")))
+    metrics.watch_screens(ScreenWatch(Screens(lambda link: None), Broadcaster(MemoryBackend())))
     suffixes = {"counter": ("_total",), "histogram": ("_bucket", "_sum", "_count")}
     names: set[str] = set()
     for family in text_string_to_metric_families(metrics.text().decode()):
