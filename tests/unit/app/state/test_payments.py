@@ -12,7 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.state.commands import BetsCommand, OutcomeCommand, PaidCommand, TablePaidCommand
-from app.state.entries import FinalizeEntry, PaidAward, PaidConfirmEntry, TablePaidEntry
+from app.state.entries import (
+    FinalizeEntry,
+    PaidAward,
+    PaidConfirmEntry,
+    PaidEntry,
+    TablePaidEntry,
+)
 from app.state.floor_state import Service
 from app.state.kinds import prepare_bets, prepare_outcome
 from app.state.payments import (
@@ -98,6 +104,7 @@ def test_each_award_is_paid_once_with_its_amount_and_the_rest_is_the_liability(
         now += 1_000
         amount = (award.amount or 0) + (0 if right else 1)
         try:
+            entry: TablePaidEntry | PaidEntry
             if at_table:
                 entry = prepare_table_paid(s, "T03", "R1", TablePaidCommand([award.box]), now)
             else:
