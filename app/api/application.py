@@ -91,7 +91,9 @@ def create_app(
         responses=problem_responses(404, 422),
     )
     if watch is not None:
-        app.include_router(screen_router(watch, tokens), responses=problem_responses(401, 403))
+        app.include_router(
+            screen_router(watch, tokens), responses=problem_responses(401, 403, 422, 503)
+        )
 
     @app.get("/health", tags=["service"], responses=HEALTH_RESPONSES)
     async def health() -> JSONResponse:

@@ -50,10 +50,11 @@ def payment_totals(
             into[column] += row[column]
     return {
         **{c: format_money(sum(r[c] for r in figures.values())) for c in PAYMENT_COLUMNS},
-        "links": {
-            link or None: {c: format_money(v) for c, v in row.items()}
+        # A list, not an object: a table with no link (western_stud) has link null.
+        "links": [
+            {"link": link or None, **{c: format_money(v) for c, v in row.items()}}
             for link, row in sorted(links.items())
-        },
+        ],
     }
 
 

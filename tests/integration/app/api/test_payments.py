@@ -24,6 +24,7 @@ from tests.support import DEMO, OPERATOR, SUPERVISOR, Clock, bets_body, replayed
 
 T01 = {"Authorization": "Bearer demo-table-T01"}
 T03 = {"Authorization": "Bearer demo-table-T03"}
+T05 = {"Authorization": "Bearer demo-table-T05"}
 SUE = {"Authorization": "Bearer demo-supervisor-2"}
 METER = "T03/R1/1/player"
 STRAIGHT_FLUSH = "T03/R1/2/player/fixed"
@@ -275,6 +276,14 @@ async def test_the_reconciliation_ties_payments_to_the_awards(
     client: httpx.AsyncClient, clock: Clock
 ) -> None:
     start = clock.at()
+    # A River bet at T05, a table with no link: flush, 2 to 1 of 5.00 (western-stud).
+    bets = bets_body(clock, (1, "10.00", "5.00"))
+    assert (await client.post("/v1/tables/T05/rounds/W1/bets", json=bets, headers=T05)).is_success
+    river = {
+        "boxes": [{"box": 1, "dealt_at": clock.at(5), "cards": ["2D", "7D", "9D", "JD", "KD"]}]
+    }
+    r = await client.post("/v1/tables/T05/rounds/W1/outcome", json=river, headers=T05)
+    assert r.is_success, r.text
     await play(client, clock)
     # At the table: box 2's straight flush 175 and envy 250; by an attendant: the meter
     # award 5000.60 (witnessed); unpaid at the end: box 3's three of a kind 150, envy 250.
@@ -289,8 +298,14 @@ async def test_the_reconciliation_ties_payments_to_the_awards(
     assert {k: v for k, v in report["payments"].items() if k != "links"} == {
         "awards_paid_at_table": "425.00",
         "awards_paid_by_attendant": "5000.60",
-        "awards_unpaid": "400.00",
+        "awards_unpaid": "410.00",
     }
+    assert report["payments"]["links"] == [
+        {"link": None, "awards_paid_at_table": "0.00", "awards_paid_by_attendant": "0.00",
+         "awards_unpaid": "10.00"},
+        {"link": "tcp", "awards_paid_at_table": "425.00", "awards_paid_by_attendant": "5000.60",
+         "awards_unpaid": "400.00"},
+    ]  # fmt: skip
     tcp = next(m for m in report["meters"] if m["link"] == "tcp")
     assert (tcp["awards_paid_at_table"], tcp["awards_paid_by_attendant"], tcp["awards_unpaid"]) == (
         "0.00", "5000.60", "0.00",
@@ -299,7 +314,7 @@ async def test_the_reconciliation_ties_payments_to_the_awards(
     # Before the payments (and the meter award's finalize): the fixed awards are unpaid.
     early = {"from": start, "to": clock.at(-1)}
     r = await client.get("/v1/reports/reconciliation", params=early, headers=OPERATOR)
-    assert r.json()["payments"]["awards_unpaid"] == "825.00"
+    assert r.json()["payments"]["awards_unpaid"] == "835.00"
     csv = await client.get(
         "/v1/reports/reconciliation", params={**period, "format": "csv"}, headers=OPERATOR
     )
