@@ -247,9 +247,7 @@ def display_app(settings: Settings, floor: FloorFile) -> FastAPI:
         finally:
             await broadcaster.stop()
 
-    return create_display_app(
-        settings, broadcaster, metrics, running, watch=watch, tokens=floor_tokens(floor)
-    )
+    return create_display_app(settings, broadcaster, metrics, running, watch=watch)
 
 
 def screen_watch(

@@ -136,7 +136,6 @@ def create_display_app(
     running: Running,
     *,
     watch: ScreenWatch | None = None,
-    tokens: Tokens | None = None,
 ) -> FastAPI:
     """A display-only process's app (`jackpot serve --role display`): no writer, no
     database; `broadcaster` relays the writer's stream to its websockets."""
@@ -148,8 +147,8 @@ def create_display_app(
     app.include_router(
         display_router(broadcaster, display_token=settings.display_token, screens=screens)
     )
-    if watch is not None and tokens is not None:  # its own screens (docs/api.md "Signs")
-        app.include_router(screen_router(watch, tokens))
+    # Its screens are listed by the writer (app/display/screen_relay.py): the operators'
+    # routes are the writer's, as nginx routes them.
     app.include_router(metrics_router(metrics))
 
     @app.get("/health", tags=["service"], responses=HEALTH_RESPONSES)
