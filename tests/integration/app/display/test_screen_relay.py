@@ -9,8 +9,11 @@ from collections.abc import AsyncIterator
 import pytest
 import redis.asyncio as aioredis
 
+from app.display.broadcaster import Broadcaster
 from app.display.redis_backend import RedisBackend
 from app.display.screen_relay import PREFIX, ScreenRelay
+from app.display.screen_watch import ScreenWatch
+from app.display.screens import Screens
 
 SECRET = "s3cret"
 
@@ -67,3 +70,36 @@ async def test_redis_away_is_no_error(redis_url: str) -> None:
         assert relay.failing
     finally:
         await relay.stop()
+
+
+async def test_a_display_process_screen_is_listed_by_the_writer(redis_url: str) -> None:
+    display_backend = RedisBackend(redis_url, role="display", secret=SECRET)
+    display = Broadcaster(display_backend)
+    display_watch = ScreenWatch(
+        Screens(display.link_state), display, relay=ScreenRelay(display_backend, "disp-2:9")
+    )
+    writer_backend = RedisBackend(redis_url, role="writer", secret=SECRET)
+    writer = Broadcaster(writer_backend)
+    writer_watch = ScreenWatch(
+        Screens(writer.link_state), writer, relay=ScreenRelay(writer_backend, "writer-2:1")
+    )
+    for watch in (display_watch, writer_watch):
+        assert watch.relay is not None
+        await watch.relay.start()
+    try:
+        relay = display_watch.relay
+        assert relay is not None and relay.redis is not None
+        stale = [k async for k in relay.redis.scan_iter(match=PREFIX + "*")]
+        if stale:  # other tests' processes
+            await relay.redis.delete(*stale)
+        display_watch.screens.connect("scr-door-0001", "stud", "door", "10.0.0.9", 1_000)
+        await display_watch._relay(2_000)  # the display process's tick
+        await writer_watch._relay(2_500)  # the writer's
+        rows = writer_watch.screens.views(3_000)
+        assert [(r["screen"], r["name"], r["process"]) for r in rows] == [
+            ("scr-door-0001", "door", "disp-2:9")
+        ]
+    finally:
+        for watch in (display_watch, writer_watch):
+            assert watch.relay is not None
+            await watch.relay.stop()
