@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from app.api.auth import Tokens
 from app.api.floor_routes import floor_routes
+from app.api.in_play_routes import IN_PLAY_BODIES, in_play_routes
 from app.api.operator_routes import operator_routes
 from app.api.payment_routes import PAYMENT_BODIES, payment_routes
 from app.api.schemas import CorrectionRequest, ResetRequest, SeedRequest, problem_responses
@@ -23,6 +24,7 @@ from app.writer.writer import Writer
 BODIES_READ_BY_ROUTES: tuple[type[BaseModel], ...] = (
     *TABLE_EVENT_BODIES, SeedRequest, ResetRequest, CorrectionRequest,
     *PAYMENT_BODIES,
+    *IN_PLAY_BODIES,
 )  # fmt: skip
 
 
@@ -34,4 +36,5 @@ def router(writer: Writer, tokens: Tokens, events: Mapping[str, EventHandler]) -
     operator_routes(api, writer, tokens)
     payment_routes(api, writer, tokens)
     floor_routes(api, writer, tokens)
+    in_play_routes(api, writer, tokens)
     return api

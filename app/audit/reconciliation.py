@@ -14,6 +14,7 @@ import contextlib
 import csv
 import io
 import logging
+import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +28,7 @@ from app.audit.payment_report import (
     payment_totals,
 )
 from app.state.floor_state import FloorConfig, Service
+from app.state.in_play_views import suspension_periods
 from app.state.timefmt import format_time
 from app.store.chain import GENESIS
 from app.store.errors import JournalUnavailable
@@ -139,6 +141,9 @@ async def reconciliation(
         "expired_rounds": _expired_rounds(opening_floor, replay.service.floor, start, end),
         # Every award's, fixed ones included: paid in the period, unpaid at its end.
         "payments": payment_totals(paid),
+        # What was out of play in the period (rules 5.17, 5.18.2), per link and table;
+        # `until` null: still suspended at its end.
+        "suspensions": suspension_periods(replay.service, start, end),
     }
     return answer, closed
 
@@ -232,6 +237,18 @@ def _expired_rounds(opened: int, floor: Floor, start: int, end: int) -> dict[str
     return {"count": sum(floor.expired.values()) - opened, "rounds": listed}
 
 
+# A spreadsheet runs a cell that starts with one of these as a formula (CSV injection):
+# such a cell is written with a leading apostrophe, as text; a plain number keeps its sign.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[+-]?\d+(\.\d+)?")
+
+
+def csv_cell(value: Any) -> Any:
+    if isinstance(value, str) and value.startswith(_FORMULA_START) and not _NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
 def to_csv(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> str:
     out = io.StringIO()
     writer = csv.DictWriter(
@@ -239,5 +256,5 @@ def to_csv(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> str:
     )
     writer.writeheader()
     for row in rows:
-        writer.writerow(row)
+        writer.writerow({key: csv_cell(value) for key, value in row.items()})
     return out.getvalue()

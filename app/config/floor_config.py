@@ -43,4 +43,6 @@ def floor_config(floor: Floor) -> FloorConfig:
         max_open_rounds=floor.max_open_rounds,
         witness_above=floor.witness_above,
         pay_within_ms=floor.pay_within_ms,
+        table_silence_ms=floor.table_silence_ms,
+        suspend_silent_tables=floor.suspend_silent_tables,
     )

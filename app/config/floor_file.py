@@ -45,6 +45,10 @@ class FloorError(Exception):
         super().__init__(f"floor configuration {source}: {count}\n" + "\n".join(self.problems))
 
 
+# What an empty bearer token hashes to: never a token (app/api/auth.py).
+EMPTY_TOKEN_SHA256 = hashlib.sha256(b"").hexdigest()
+
+
 def token_hash(token: str) -> str:
     """What the floor file stores for a bearer token (tokens are never stored in clear)."""
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
@@ -162,6 +166,10 @@ class Floor(_Section):
     # or not showing a final win within win_shown_within_ms, is flagged (docs/api.md).
     sign_variance: MoneyText = Field(default=Money(50_000_000))
     win_shown_within_ms: StrictInt = Field(default=30_000, ge=1)
+    # A table silent (no status poll) this long is flagged, and with the second taken out
+    # of play by the writer's timer until a supervisor resumes it (rule 5.17).
+    table_silence_ms: StrictInt = Field(default=10_000, ge=1)
+    suspend_silent_tables: StrictBool = False
     links: tuple[LinkSection, ...] = ()
     tables: tuple[TableSection, ...] = ()
     operators: tuple[OperatorSection, ...] = ()
@@ -388,7 +396,9 @@ def _token_checks(raw: Mapping[str, Any]) -> Iterator[tuple[Loc, str]]:
             if not isinstance(digest, str):
                 continue
             where = _where(raw, (section, index))
-            if digest in seen:
+            if digest == EMPTY_TOKEN_SHA256:
+                yield (section, index, "token_sha256"), "the sha256 of the empty string: no token"
+            elif digest in seen:
                 yield (section, index, "token_sha256"), f"same token as {seen[digest]}"
             else:
                 seen[digest] = where

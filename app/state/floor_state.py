@@ -24,6 +24,7 @@ from app.state.shape import RoundExtras as RoundExtras
 from app.state.shape import TableConfig as TableConfig
 from jackpot.errors import UnknownError
 from jackpot.floor import Floor, Result
+from jackpot.in_play import InPlay
 
 
 @dataclass(slots=True)
@@ -46,6 +47,8 @@ class Service:
     # The journal seq of the last entry applied: every entry is applied here, in seq
     # order, so a payment knows its own entry's seq (the payout slip names it).
     seq: int = 0
+    # What is out of play, and every period it was (docs/design.md, "In play").
+    in_play: InPlay = field(default_factory=InPlay)
 
     def __post_init__(self) -> None:
         self.floor = Floor(self.config.links, self.config.timing, self.config.retain_ms)

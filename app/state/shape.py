@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from app.state.entries import Decision, Drawn, PostedBox
 from jackpot.config import LinkConfig, Timing
 from jackpot.floor import Floor
+from jackpot.in_play import InPlay
 from tables.bets import TableSettings
 
 
@@ -41,6 +42,10 @@ class FloorConfig:
     # never); an award final and unpaid longer than pay_within_ms is overdue (metrics).
     witness_above: int | None = None
     pay_within_ms: int = 3_600_000
+    # A table that has not asked what is in play for this long is flagged; with
+    # suspend_silent_tables the writer's timer also takes it out of play (rule 5.17).
+    table_silence_ms: int = 10_000
+    suspend_silent_tables: bool = False
 
 
 @dataclass(slots=True)
@@ -64,5 +69,6 @@ class FloorData(Protocol):
     uncommitted: set[str]
     payments: dict[str, dict[str, Any]]
     seq: int
+    in_play: InPlay
 
     def table(self, table: str) -> TableConfig: ...

@@ -18,11 +18,12 @@ from app.state.entries import Decision, Drawn, PostedBox
 from app.state.floor_state import RoundExtras, Service
 from app.store.packing import pack
 from jackpot import snapshot
+from jackpot.in_play import InPlay
 from jackpot.snapshot import canonical_json
 
 
 def dump_service(service: Service, seq: int, head: str) -> dict[str, Any]:
-    return {
+    state: dict[str, Any] = {
         "seq": seq,
         "head": head,
         "floor": snapshot.dump(service.floor),
@@ -43,6 +44,10 @@ def dump_service(service: Service, seq: int, head: str) -> dict[str, Any]:
         # Only once there is one: a snapshot of a floor without payments is as before.
         **({"payments": service.payments} if service.payments else {}),
     }
+    # Only once something was ever suspended: older snapshots stay byte for byte the same.
+    if service.in_play.periods:
+        state["in_play"] = service.in_play.dump()
+    return state
 
 
 def load_service(config: Any, state: dict[str, Any]) -> Service:
@@ -67,6 +72,7 @@ def load_service(config: Any, state: dict[str, Any]) -> Service:
     service.audit = list(state["audit"])
     service.payments = copy.deepcopy(state.get("payments", {}))
     service.seq = state["seq"]
+    service.in_play = InPlay.load(state.get("in_play", ()))
     return service
 
 

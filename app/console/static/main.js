@@ -9,6 +9,7 @@ import { audit, awards } from "./records.js";
 import { run as reconcile, setupReconciliation } from "./reconcile.js";
 import { load as unpaid, setupPayments } from "./payments.js";
 import { setupSigns, showSigns } from "./signs.js";
+import { renderInPlay, setupInPlay } from "./in_play.js";
 
 const state = { floor: null, you: null, live: null, view: "floor", unreachable: false };
 
@@ -73,6 +74,7 @@ function onFloor(floor) {
   renderFloor(floor, { unreachable: state.unreachable });
   renderProposals(floor);
   refreshForms();
+  renderInPlay(floor);
 }
 
 function signedIn(you, floor) {
@@ -92,6 +94,7 @@ function signedIn(you, floor) {
   setupReconciliation();
   setupPayments(you);
   setupSigns();
+  setupInPlay({ role: you.role });
   onFloor(floor);
   state.live = new Live(session.token, { onFloor, onState: setConnection, onDenied: () => signOut("Your token is no longer accepted: sign in again.") });
   show("floor");

@@ -47,6 +47,7 @@ from app.state.entries.rounds import (
     VoidEntry,
     entry_draws,
 )
+from app.state.entries.suspensions import ResumeChange, ResumeEntry, SuspendChange, SuspendEntry
 from jackpot.snapshot import canonical_json
 
 __all__ = [
@@ -57,6 +58,7 @@ __all__ = [
     "VoidEntry", "change_of", "entry_dict", "entry_draws", "entry_from_dict", "entry_text",
     "idempotency_key", "version_of",
     "PaidAward", "PaidConfirmEntry", "PaidEntry", "TablePaidEntry",
+    "ResumeChange", "ResumeEntry", "SuspendChange", "SuspendEntry",
 ]  # fmt: skip
 
 Entry: TypeAlias = (
@@ -74,6 +76,8 @@ Entry: TypeAlias = (
     | PaidEntry
     | PaidConfirmEntry
     | TablePaidEntry
+    | SuspendEntry
+    | ResumeEntry
 )
 
 
