@@ -34,6 +34,8 @@ from app.config.floor_file import Floor as FloorFile
 from app.config.mystery_key import mystery_key
 from app.config.settings import Settings
 from app.display.broadcaster import Broadcaster, MemoryBackend
+from app.display.screen_watch import ScreenWatch
+from app.display.screens import Screens
 from app.ops.metrics import PrometheusMetrics
 from app.state.floor_state import FloorConfig, Service
 from app.state.views import meters
@@ -135,11 +137,14 @@ def writer_process(
     tokens.refused.append(signins.token_refused)
     changes = AccountChanges(writer, tokens, passwords, floor.table_token_grace_ms)
 
+    watch = screen_watch(settings, floor, broadcaster, metrics)
+
     @contextlib.asynccontextmanager
     async def running() -> AsyncIterator[State]:
         async with (
             run_writer(settings, state, journal, database, leadership),
             sweeping(signins, writer),
+            watching(watch),
         ):
             if control_socket is None:
                 yield state
@@ -147,7 +152,9 @@ def writer_process(
             async with local_control(control_socket, changes):
                 yield state
 
-    app = create_app(settings, tokens, writer, broadcaster, metrics, running, changes, signins)
+    app = create_app(
+        settings, tokens, writer, broadcaster, metrics, running, changes, signins, watch
+    )
     return WriterProcess(app, writer, metrics, broadcaster, journal, database, leadership)
 
 
@@ -314,16 +321,49 @@ def display_app(settings: Settings, floor: FloorFile) -> FastAPI:
     configure_links(broadcaster, floor_config(floor))
     metrics = PrometheusMetrics()
     metrics.watch_broadcaster(broadcaster)
+    watch = screen_watch(settings, floor, broadcaster, metrics)
 
     @contextlib.asynccontextmanager
     async def running() -> AsyncIterator[dict[str, Broadcaster]]:
         await broadcaster.start()
         try:
-            yield {"broadcaster": broadcaster}
+            async with watching(watch):
+                yield {"broadcaster": broadcaster}
         finally:
             await broadcaster.stop()
 
-    return create_display_app(settings, broadcaster, metrics, running)
+    return create_display_app(settings, broadcaster, metrics, running, watch=watch)
+
+
+def screen_watch(
+    settings: Settings, floor: FloorFile, broadcaster: Broadcaster, metrics: PrometheusMetrics
+) -> ScreenWatch:
+    """What each screen says it shows, judged by the floor's bounds (docs/api.md "Signs")."""
+    screens = Screens(
+        broadcaster.link_state,
+        sign_variance=floor.sign_variance,
+        win_shown_within_ms=floor.win_shown_within_ms,
+    )
+    relay = None
+    if settings.redis_url is not None:  # display processes report to the writer
+        from app.display.redis_backend import RedisBackend
+        from app.display.screen_relay import ScreenRelay
+
+        backend = broadcaster.backend
+        if isinstance(backend, RedisBackend):
+            relay = ScreenRelay(backend, f"{socket.gethostname()}:{os.getpid()}")
+    watch = ScreenWatch(screens, broadcaster, relay=relay)
+    metrics.watch_screens(watch)
+    return watch
+
+
+@contextlib.asynccontextmanager
+async def watching(watch: ScreenWatch) -> AsyncIterator[None]:
+    await watch.start()
+    try:
+        yield
+    finally:
+        await watch.stop()
 
 
 def build_broadcaster(settings: Settings, role: str) -> Broadcaster:

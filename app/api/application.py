@@ -23,6 +23,7 @@ from app.api.router import BODIES_READ_BY_ROUTES, router
 from app.api.schemas import problem_responses
 from app.api.sessions import SessionGate, SignIns
 from app.api.signin_routes import SIGNIN_BODIES, signin_routes
+from app.api.screen_routes import screen_router
 from app.api.standby import StandbyGate
 from app.api.table_events import direct_route
 from app.api.table_events.direct_route import Edge, FastPathApp
@@ -32,6 +33,7 @@ from app.config.settings import Settings
 from app.console.page_routes import console_router
 from app.display.broadcaster import Broadcaster
 from app.display.link_routes import display_router
+from app.display.screen_watch import ScreenWatch
 from app.ops.logs import RequestContextMiddleware
 from app.ops.metrics import PrometheusMetrics, metrics_router
 from app.writer.writer import Writer
@@ -66,9 +68,11 @@ def create_app(
     running: Running,
     changes: AccountChanges | None = None,
     signins: SignIns | None = None,
+    watch: ScreenWatch | None = None,
 ) -> FastAPI:
     """A writer process's app: the routes over `writer`, the edge around them, displays
-    fed by `broadcaster`, /metrics and /health. `running` starts and stops what they use."""
+    fed by `broadcaster`, /metrics and /health. `running` starts and stops what they use;
+    `watch`: what the screens acknowledge (docs/api.md "Signs")."""
     readiness = Readiness(running)
     app = FastPathApp(
         title="Linked progressive jackpot server",
@@ -100,10 +104,15 @@ def create_app(
     _describe_bodies(app, (*BODIES_READ_BY_ROUTES, *ACCOUNT_BODIES, *SIGNIN_BODIES, *TOKEN_BODIES))
     app.include_router(metrics_router(metrics))
     app.include_router(console_router())
+    screens = None if watch is None else watch.screens
     app.include_router(
-        display_router(broadcaster, display_token=settings.display_token),
+        display_router(broadcaster, display_token=settings.display_token, screens=screens),
         responses=problem_responses(404, 422),
     )
+    if watch is not None:
+        app.include_router(
+            screen_router(watch, tokens), responses=problem_responses(401, 403, 422, 503)
+        )
 
     @app.get("/health", tags=["service"], responses=HEALTH_RESPONSES)
     async def health() -> JSONResponse:
@@ -148,7 +157,12 @@ def _describe_bodies(app: FastAPI, models: tuple[type[BaseModel], ...]) -> None:
 
 
 def create_display_app(
-    settings: Settings, broadcaster: Broadcaster, metrics: PrometheusMetrics, running: Running
+    settings: Settings,
+    broadcaster: Broadcaster,
+    metrics: PrometheusMetrics,
+    running: Running,
+    *,
+    watch: ScreenWatch | None = None,
 ) -> FastAPI:
     """A display-only process's app (`jackpot serve --role display`): no writer, no
     database; `broadcaster` relays the writer's stream to its websockets."""
@@ -158,7 +172,12 @@ def create_display_app(
     )
     problems.install(app)
     app.add_middleware(RequestContextMiddleware, access_log=settings.access_log, metrics=metrics)
-    app.include_router(display_router(broadcaster, display_token=settings.display_token))
+    screens = None if watch is None else watch.screens
+    app.include_router(
+        display_router(broadcaster, display_token=settings.display_token, screens=screens)
+    )
+    # Its screens are listed by the writer (app/display/screen_relay.py): the operators'
+    # routes are the writer's, as nginx routes them.
     app.include_router(metrics_router(metrics))
 
     @app.get("/health", tags=["service"], responses=HEALTH_RESPONSES)

@@ -35,6 +35,7 @@ from app.state.commands import (
 from app.state.floor_state import Service
 from app.state.mystery_views import level_fields
 from app.state.operator_views import audit_view, proposal_view
+from app.state.payments import with_payment
 from app.state.views import Listed, every_award
 from app.writer.writer import Writer
 from jackpot.commands import SEMANTICS
@@ -45,6 +46,7 @@ from tables.settle import KINDS
 AWARD_COLUMNS = (
     "id", "link", "table", "round", "box", "hand", "meter", "share", "state", "amount",
     "order", "sequence", "late", "dealt_at", "finalized_at", "kind", "for_box", "target",
+    "payment", "paid_at", "method", "paid_by", "witness",
 )  # fmt: skip
 AWARD_KINDS = f"^({'|'.join(KINDS)})$"
 Change = Callable[..., Awaitable[JSONResponse]]  # a meter change's endpoint
@@ -193,9 +195,11 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
         offset: Annotated[int, Query(ge=0)] = 0,
         format: Annotated[str, Query(pattern="^(json|csv)$")] = "json",
+        state: Annotated[str | None, Query(pattern="^(pending|final|void|paid)$")] = None,
     ) -> Response:
         """Every award the server decided (every `kind`), newest first; `from`/`to` filter
-        on the time the hand was dealt. `?link=L&meter=M&limit=25`: a level's last 25 hits."""
+        on the time the hand was dealt. `?link=L&meter=M&limit=25`: a level's last 25 hits.
+        `?state=final`: the unpaid liability (final, not yet paid)."""
         tokens.role(authorization, "operator")
         start, end = time_range(from_, to)
         wanted = {"kind": kind, "link": link, "meter": meter, "table": table}
@@ -206,10 +210,20 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
             and start <= a.dealt_at < end
         ]
         awards.sort(key=Listed.order, reverse=True)
-        rows = [a.row() for a in awards[offset : offset + limit]]
+        payments = service().payments
+
+        def paid_row(a: Listed) -> dict[str, Any]:
+            row = a.row()
+            return with_payment(row, payments.get(row["id"]))
+
+        if state is None:
+            total, rows = len(awards), [paid_row(a) for a in awards[offset : offset + limit]]
+        else:
+            every = [r for r in map(paid_row, awards) if r["state"] == state]
+            total, rows = len(every), every[offset : offset + limit]
         if format == "csv":
             return Response(to_csv(rows, AWARD_COLUMNS), media_type="text/csv")
-        return JSONResponse({"awards": rows, "total": len(awards)})
+        return JSONResponse({"awards": rows, "total": total})
 
     @api.get("/v1/journal/head", tags=["operators"], response_model=JournalHead)
     async def get_journal_head(authorization: Auth = None) -> Response:

@@ -9,6 +9,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app.state.payments import WitnessError
 from app.store.errors import JournalUnavailable
 from app.writer.refusals import AnswerFailed, Conflict, Unavailable, Unrecorded
 from jackpot.errors import InvalidCommandError, JackpotError, StateConflictError, UnknownError
@@ -18,6 +19,7 @@ MEDIA_TYPE = "application/problem+json"
 
 # Most specific first: the first matching class decides.
 STATUS: list[tuple[type[Exception], int, str]] = [
+    (WitnessError, 403, "Forbidden"),
     (UnknownError, 404, "Not found"),
     (StateConflictError, 409, "Conflict with the recorded state"),
     (Conflict, 409, "Conflict with an earlier event"),

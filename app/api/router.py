@@ -13,6 +13,7 @@ from app.api.auth import Tokens
 from app.api.floor_routes import floor_routes
 from app.api.in_play_routes import IN_PLAY_BODIES, in_play_routes
 from app.api.operator_routes import operator_routes
+from app.api.payment_routes import PAYMENT_BODIES, payment_routes
 from app.api.schemas import CorrectionRequest, ResetRequest, SeedRequest, problem_responses
 from app.api.table_events.fastapi_routes import TABLE_EVENT_BODIES, table_routes
 from app.api.table_events.handlers import EventHandler
@@ -22,6 +23,7 @@ from app.writer.writer import Writer
 # schemas in the OpenAPI components (FastAPI adds only those of the parameters it reads).
 BODIES_READ_BY_ROUTES: tuple[type[BaseModel], ...] = (
     *TABLE_EVENT_BODIES, SeedRequest, ResetRequest, CorrectionRequest,
+    *PAYMENT_BODIES,
     *IN_PLAY_BODIES,
 )  # fmt: skip
 
@@ -32,6 +34,7 @@ def router(writer: Writer, tokens: Tokens, events: Mapping[str, EventHandler]) -
     api = APIRouter(responses=problem_responses(401, 403, 404, 409, 422, 503))
     table_routes(api, writer, tokens, events)
     operator_routes(api, writer, tokens)
+    payment_routes(api, writer, tokens)
     floor_routes(api, writer, tokens)
     in_play_routes(api, writer, tokens)
     return api

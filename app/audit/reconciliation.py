@@ -21,6 +21,12 @@ from typing import Any
 
 import orjson
 
+from app.audit.payment_report import (
+    PAYMENT_COLUMNS,
+    meter_payments,
+    payment_figures,
+    payment_totals,
+)
 from app.state.floor_state import FloorConfig, Service
 from app.state.in_play_views import suspension_periods
 from app.state.timefmt import format_time
@@ -44,6 +50,7 @@ COLUMNS = (
     "contributions_reserve", "reversed_meter", "reversed_reserve", "awards",
     "awards_withheld", "awards_returned", "seed_from_reserve", "seed_from_house", "house_cover",
     "reset_to_reserve", "corrections", "closing_value", "closing_reserve", "balanced",
+    *PAYMENT_COLUMNS,
 )  # fmt: skip
 UNBOUNDED = 2**61  # `from`/`to` beyond this are no bound (app/api/reading.py `time_range`)
 
@@ -106,6 +113,7 @@ async def reconciliation(
         replay = _Replay.at(config, closer)
     closed = await replay.until(journal, end, upto_seq)
     closing = _ledgers(replay.service)
+    paid = payment_figures(replay.service, start, end)
     meters = []
     for (link, meter), close in closing.items():
         report = reconcile(opening[(link, meter)], close)
@@ -114,10 +122,12 @@ async def reconciliation(
         # where opening + flows = closing holds to the last digit.
         row: dict[str, Any] = {"link": link, "meter": meter}
         exact: dict[str, str] = {}
-        for name in COLUMNS[2:-1]:
+        for name in COLUMNS[2 : COLUMNS.index("balanced")]:
             row[name] = format_money(getattr(report, name))
             exact[name] = format_exact(getattr(report, name))
         row["balanced"] = report.balanced
+        for name, amount in meter_payments(paid, link, meter):
+            row[name] = format_money(amount)  # awards are whole cents: no `exact`
         row["exact"] = exact
         meters.append(row)
     answer = {
@@ -129,6 +139,8 @@ async def reconciliation(
         # Rounds open longer than expire_after with no outcome or void: their
         # contributions stay on the meters (a void by the table would reverse them).
         "expired_rounds": _expired_rounds(opening_floor, replay.service.floor, start, end),
+        # Every award's, fixed ones included: paid in the period, unpaid at its end.
+        "payments": payment_totals(paid),
         # What was out of play in the period (rules 5.17, 5.18.2), per link and table;
         # `until` null: still suspended at its end.
         "suspensions": suspension_periods(replay.service, start, end),

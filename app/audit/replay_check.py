@@ -29,6 +29,9 @@ from app.state.entries import (
     ExpireEntry,
     FinalizeEntry,
     OutcomeEntry,
+    PaidConfirmEntry,
+    PaidEntry,
+    TablePaidEntry,
     VoidEntry,
     entry_dict,
     entry_from_dict,
@@ -37,6 +40,7 @@ from app.state.entries import (
 from app.state.floor_state import FloorConfig, Service
 from app.state.in_play_kinds import NotInPlayError, check_in_play_bets
 from app.state.kinds import KINDS, prepare_outcome
+from app.state.payments import check_payment, claims_of
 from app.store.chain import GENESIS, body_sha256, chain_hash
 from app.store.journal import JournalRow
 from app.store.snapshots import dump_text, load_service
@@ -81,6 +85,9 @@ class Verifier:
             VoidEntry: self._void,
             FinalizeEntry: self._finalize,
             ExpireEntry: self._expire,
+            PaidEntry: self._payment,
+            PaidConfirmEntry: self._payment,
+            TablePaidEntry: self._payment,
         }
 
     @classmethod
@@ -187,7 +194,7 @@ class Verifier:
         """A round event's idempotency key and the sha256 of its request body (the body
         rebuilt from the entry: it holds the request as posted)."""
         key = body_sha = None
-        if isinstance(entry, BetsEntry | OutcomeEntry | VoidEntry):  # a table's round event
+        if isinstance(entry, BetsEntry | OutcomeEntry | VoidEntry | TablePaidEntry):
             key = idempotency_key(entry.table, entry.round, entry.kind)
             body_sha = body_sha256(entry.body())
         if row.idem_key != key:
@@ -311,6 +318,23 @@ class Verifier:
                     after,
                 )
         return None, ()
+
+    def _payment(
+        self, row: JournalRow, entry: PaidEntry | PaidConfirmEntry | TablePaidEntry
+    ) -> tuple[Any, Iterable[str]]:
+        """Every payment names a final award, with its amount, once (docs/api.md
+        "Payments"); one that does not is named and not counted as paid."""
+        self.service.seq = row.seq - 1  # a payment records its entry's seq
+        wrong = False
+        for award, amount in claims_of(entry):
+            try:
+                check_payment(self.service, award, amount)
+            except JackpotError as error:
+                self._flag(row, f"payment: {error}", {"award": award, "amount": amount}, None)
+                wrong = True
+        if wrong:
+            return None, ()
+        return self._apply(row, entry), ()
 
     def _operator(self, row: JournalRow, entry: Entry) -> tuple[Any, Iterable[str]]:
         fields = entry_dict(entry)

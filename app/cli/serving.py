@@ -24,7 +24,8 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from app.config.settings import Settings
 from app.display.frames import DisplayWebSocketProtocol
 
-# Displays send nothing (docs/api.md, Displays): a websocket message above this closes 1009.
+# Displays send only small `shown` acks (docs/api.md, Displays): a websocket message
+# above this closes 1009 before it is read; a `shown` fits (at most 16 wins).
 WS_MAX_SIZE = 4096
 # Request line and headers: a table's are well under 2 KiB (nginx's default buffer is 8).
 MAX_HEAD_BYTES = 16_384

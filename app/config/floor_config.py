@@ -51,6 +51,8 @@ def floor_config(floor: Floor, mystery_key: str | None = None) -> FloorConfig:
         retain_ms=floor.retain_ms,
         max_open_rounds=floor.max_open_rounds,
         mystery_key=mystery_key,
+        witness_above=floor.witness_above,
+        pay_within_ms=floor.pay_within_ms,
         table_silence_ms=floor.table_silence_ms,
         suspend_silent_tables=floor.suspend_silent_tables,
     )

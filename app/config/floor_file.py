@@ -174,6 +174,14 @@ class Floor(_Section):
     signin_window_ms: StrictInt = Field(default=900_000, ge=1_000)
     signin_lockout_ms: StrictInt = Field(default=900_000, ge=1_000)
     table_token_grace_ms: StrictInt = Field(default=3_600_000, ge=0)
+    # A payment above it needs a witness (none: never); unpaid longer than pay_within_ms
+    # an award is overdue (docs/api.md "Payments").
+    witness_above: MoneyText | None = None
+    pay_within_ms: StrictInt = Field(default=3_600_000, ge=1)
+    # A screen showing a value off the committed one by more than sign_variance for 30 s,
+    # or not showing a final win within win_shown_within_ms, is flagged (docs/api.md).
+    sign_variance: MoneyText = Field(default=Money(50_000_000))
+    win_shown_within_ms: StrictInt = Field(default=30_000, ge=1)
     # A table silent (no status poll) this long is flagged, and with the second taken out
     # of play by the writer's timer until a supervisor resumes it (rule 5.17).
     table_silence_ms: StrictInt = Field(default=10_000, ge=1)

@@ -62,6 +62,8 @@ class Broadcaster:
         self.leads: Callable[[], bool] = lambda: True
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ticker: asyncio.Task[None] | None = None
+        # Told every message its screens are sent, as sent (app/display/screen_watch.py).
+        self.observe: Callable[[str, str], None] | None = None
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -300,6 +302,8 @@ class Broadcaster:
         # (A dropped subscriber leaves the set while we loop: iterate over a copy.)
         # The frame is the same bytes for every display: built once, written to each.
         subscribers = tuple(state.subscribers)
+        if self.observe is not None:
+            self.observe(state.link, text)
         frame = text_frame(text)
         dropped = [sub for sub in subscribers if not sub.push(text, frame)]
         self.stats["deliveries"] += len(subscribers) - len(dropped)

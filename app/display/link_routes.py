@@ -11,14 +11,18 @@ import base64
 import binascii
 import contextlib
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 
+import orjson
 from fastapi import APIRouter, Request, WebSocket
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.websockets import WebSocketDisconnect, WebSocketState
 
 from app.display.broadcaster import Broadcaster, Subscription
 from app.display.frames import SINK
+from app.display.screen_watch import wall_ms
+from app.display.screens import Screens, read_shown, screen_name
 
 STATIC = Path(__file__).resolve().parent / "static"
 PROBLEM = "application/problem+json"
@@ -28,8 +32,11 @@ SUBPROTOCOL = "jackpot"
 TOKEN_SUBPROTOCOL = "jackpot.token."
 
 
-def display_router(broadcaster: Broadcaster, *, display_token: str | None = None) -> APIRouter:
-    """The display endpoints over one Broadcaster (writer or display role)."""
+def display_router(
+    broadcaster: Broadcaster, *, display_token: str | None = None, screens: Screens | None = None
+) -> APIRouter:
+    """The display endpoints over one Broadcaster (writer or display role); `screens`
+    keeps what each page acknowledges it shows."""
     router = APIRouter(tags=["displays"])
 
     @router.get("/v1/links/{link}", response_model=None)
@@ -57,7 +64,21 @@ def display_router(broadcaster: Broadcaster, *, display_token: str | None = None
         sink = websocket.scope.get("extensions", {}).get(SINK)
         if sink is not None:  # served by DisplayWebSocketProtocol: no queue, no task wake-ups
             subscription.attach(sink)
-        await _serve(websocket, subscription)
+        if screens is None:
+            await _serve(websocket, subscription)
+            return
+        query = websocket.query_params
+        screen = screens.connect(
+            query.get("screen"),
+            link,
+            screen_name(query.get("name")),
+            _address(websocket),
+            wall_ms(),
+        )
+        try:
+            await _serve(websocket, subscription, lambda text: _ack(screens, screen, text))
+        finally:
+            screens.disconnect(screen)
 
     @router.get("/display/{link}", response_model=None)
     async def display_page(link: str) -> Response:
@@ -84,12 +105,33 @@ def display_router(broadcaster: Broadcaster, *, display_token: str | None = None
 _NO_CACHE = {"Cache-Control": "no-cache"}
 
 
-async def _serve(websocket: WebSocket, subscription: Subscription) -> None:
+OnText = Callable[[str | None], bool]
+
+
+def _ack(screens: Screens, screen: str, text: str | None) -> bool:
+    """A page's message: a `shown` (docs/api.md "Displays"), or the socket is closed."""
+    try:
+        message = orjson.loads(text) if text is not None else None
+    except orjson.JSONDecodeError:
+        message = None
+    return screens.ack(screen, read_shown(message), wall_ms())
+
+
+def _address(websocket: WebSocket) -> str:
+    """The screen's address: the proxy's X-Forwarded-For (nginx sets it), else the peer."""
+    forwarded = websocket.headers.get("x-forwarded-for", "").split(",")[0].strip()
+    peer = websocket.client.host if websocket.client else ""
+    return (forwarded or peer)[:64]
+
+
+async def _serve(
+    websocket: WebSocket, subscription: Subscription, on_text: OnText | None = None
+) -> None:
     """Send the subscription's messages until the client leaves or falls behind."""
     sender = asyncio.create_task(_send_all(websocket, subscription))
     # A send stuck on a full socket must not hold the connection: cancel it.
     subscription.on_slow(sender.cancel)
-    receiver = asyncio.create_task(_wait_disconnect(websocket))
+    receiver = asyncio.create_task(_wait_disconnect(websocket, on_text))
     try:
         await asyncio.wait({sender, receiver}, return_when=asyncio.FIRST_COMPLETED)
     finally:
@@ -115,10 +157,15 @@ async def _send_all(websocket: WebSocket, subscription: Subscription) -> None:
             await websocket.send_text(text)
 
 
-async def _wait_disconnect(websocket: WebSocket) -> None:
-    # Displays send nothing; reading still matters, to see the client's close frame.
-    while (await websocket.receive())["type"] != "websocket.disconnect":
-        pass
+async def _wait_disconnect(websocket: WebSocket, on_text: OnText | None = None) -> None:
+    # Displays send only `shown` acks (any other message closes the socket, 1008);
+    # reading also sees the client's close frame.
+    while (message := await websocket.receive())["type"] != "websocket.disconnect":
+        if on_text is not None and not on_text(message.get("text")):
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(CLOSE_TIMEOUT_S):
+                    await websocket.close(1008, "a display sends only shown messages")
+            return
 
 
 def close_reason(text: str) -> str:

@@ -25,7 +25,7 @@ import logging
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 from fastapi import APIRouter
 from fastapi.responses import Response
@@ -44,6 +44,7 @@ from prometheus_client.core import (
 )
 
 from app.ops.in_play_readings import InPlayReadings, in_play_reads
+from app.ops.payment_readings import PaymentReadings, payment_reads
 from app.ops.readings import (
     BroadcasterReadings,
     LeadershipReadings,
@@ -55,6 +56,11 @@ from app.ops.readings import (
     writer_reads,
 )
 from jackpot.floor import BetsResult, OutcomeResult
+
+
+class ScreenReadings(Protocol):
+    def readings(self) -> list[tuple[str, str, Callable[[], int]]]: ...
+
 
 log = logging.getLogger("jackpot.metrics")
 
@@ -210,12 +216,19 @@ class PrometheusMetrics:
     def watch_writer(self, writer: WriterReadings) -> None:
         """The writer's queue, journal, database status and the floor's state."""
         self._reads += writer_reads(writer)
+        if isinstance(writer, PaymentReadings):
+            self._reads += payment_reads(writer)
         if isinstance(writer, InPlayReadings):
             self._reads += in_play_reads(writer)
 
     def watch_leadership(self, leadership: LeadershipReadings) -> None:
         """A writer process among several on one database: role, epoch, lease age."""
         self._reads += leadership_reads(leadership)
+
+    def watch_screens(self, screens: ScreenReadings) -> None:
+        """What the display screens acknowledge (app/display/screen_watch.py)."""
+        for name, help_text, read in screens.readings():
+            self.read(name, help_text, read)
 
     def watch_broadcaster(self, broadcaster: BroadcasterReadings) -> None:
         """Displays and the Redis fan-out, in either role."""

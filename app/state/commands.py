@@ -128,6 +128,28 @@ class RejectCommand(_Command, frozen=True):
     reason: str
 
 
+# -- payments: an award paid by a supervisor, witnessed, or paid at its table ---------
+
+
+class PaidCommand(_Command, frozen=True):
+    kind: ClassVar[str] = "paid"
+    award: str
+    amount: int
+    method: str
+    reference: str
+    note: str
+
+
+class PaidConfirmCommand(_Command, frozen=True):
+    kind: ClassVar[str] = "paid_confirm"
+    award: str
+
+
+class TablePaidCommand(_Command, frozen=True):
+    kind: ClassVar[str] = "table_paid"
+    boxes: list[int]
+
+
 Command: TypeAlias = (
     BetsCommand
     | OutcomeCommand
@@ -139,6 +161,9 @@ Command: TypeAlias = (
     | ApproveCommand
     | RejectCommand
     | AccountCommand
+    | PaidCommand
+    | PaidConfirmCommand
+    | TablePaidCommand
     | SuspendCommand
     | ResumeCommand
 )

@@ -45,6 +45,11 @@ class Service:
     uncommitted: set[str] = field(default_factory=set)
     # Operator accounts, personal tokens, tables' keys (app/state/accounts.py).
     accounts: Accounts = field(default_factory=Accounts)
+    # Award id -> its payment (app/state/payments.py), as JSON builtins (snapshots).
+    payments: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # The journal seq of the last entry applied: every entry is applied here, in seq
+    # order, so a payment knows its own entry's seq (the payout slip names it).
+    seq: int = 0
     # What is out of play, and every period it was (docs/design.md, "In play").
     in_play: InPlay = field(default_factory=InPlay)
 
@@ -63,4 +68,6 @@ class Service:
         """Apply one entry (a journal entry's JSON object is decoded first: EntryError if
         it is not one). Atomic: a refused entry (JackpotError) changes nothing."""
         typed = entry if isinstance(entry, msgspec.Struct) else entry_from_dict(entry)
-        return KINDS[typed.kind].apply(self, typed)
+        result = KINDS[typed.kind].apply(self, typed)
+        self.seq += 1
+        return result

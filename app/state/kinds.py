@@ -22,7 +22,9 @@ from app.state.commands import (
     BetsCommand,
     Command,
     OutcomeCommand,
+    PaidCommand,
     ProposeCommand,
+    TablePaidCommand,
     VoidCommand,
 )
 from app.state.entries import (
@@ -54,6 +56,15 @@ from app.state.entries import (
 )
 from app.state.in_play_kinds import apply_in_play, check_in_play, check_in_play_bets
 from app.state.operator_views import operator_answer
+from app.state.payments import (
+    PaymentResult,
+    apply_paid,
+    apply_paid_confirm,
+    apply_table_paid,
+    payment_answer,
+    prepare_paid,
+    prepare_table_paid,
+)
 from app.state.shape import FloorData, RoundExtras
 from app.state.views import bets_answer, outcome_answer, void_answer
 from jackpot.commands import SEMANTICS
@@ -274,7 +285,7 @@ def _apply_finalize(service: FloorData, entry: FinalizeEntry) -> Result:
     assert isinstance(result, FinalizeResult)
     for table, round_id in result.pruned:  # settled long enough ago: the journal answers
         service.extras.pop((table, round_id), None)
-        for event in ("bets", "outcome", "void"):
+        for event in ("bets", "outcome", "void", "table_paid"):
             service.idem.pop(idempotency_key(table, round_id, event), None)
     return result
 
@@ -409,6 +420,24 @@ def _table_answer(view: Callable[[FloorData, str, str], dict[str, Any]]) -> Answ
     return lambda service, entry, result: view(service, entry.table, entry.round)
 
 
+# -- payments (app/state/payments.py) -------------------------------------------------
+
+
+def _prepare_paid(service: FloorData, r: Request, now: int, rng: RandomSource) -> Entry:
+    assert isinstance(r.command, PaidCommand) and r.by is not None
+    return prepare_paid(service, r.command, now, r.by)
+
+
+def _prepare_table_paid(service: FloorData, r: Request, now: int, rng: RandomSource) -> Entry:
+    assert isinstance(r.command, TablePaidCommand)
+    return prepare_table_paid(service, *_round(r), r.command, now)
+
+
+def _paid(apply: Callable[[FloorData, Any], PaymentResult]) -> Callable[[FloorData, Any], Any]:
+    """A payment's apply: its result is the payments recorded, not a core result."""
+    return lambda service, entry: apply(service, entry)
+
+
 _CHANGE = Kind(_apply_change, _prepare_change, _operator_answer)
 
 KINDS: dict[str, Kind] = {
@@ -424,6 +453,9 @@ KINDS: dict[str, Kind] = {
     "propose": Kind(_propose, _prepare_change, _operator_answer),
     "approve": Kind(_approve, _prepare_change, _operator_answer),
     "reject": Kind(_reject, _prepare_change, _operator_answer),
+    "paid": Kind(_paid(apply_paid), _prepare_paid, payment_answer),
+    "paid_confirm": Kind(_paid(apply_paid_confirm), _prepare_change, payment_answer),
+    "table_paid": Kind(_paid(apply_table_paid), _prepare_table_paid, payment_answer),
     "suspend": Kind(_in_play, _prepare_change, _operator_answer),
     "resume": Kind(_in_play, _prepare_change, _operator_answer),
 }

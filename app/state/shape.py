@@ -42,6 +42,10 @@ class FloorConfig:
     # Opens the sealed triggers of must-hit-by levels (app/state/sealing.py); None: no key
     # (app/config/mystery_key.py), and a trigger can be neither sealed nor opened.
     mystery_key: str | None = None
+    # A supervisor's payment above this amount needs a second operator's witness (None:
+    # never); an award final and unpaid longer than pay_within_ms is overdue (metrics).
+    witness_above: int | None = None
+    pay_within_ms: int = 3_600_000
     # A table that has not asked what is in play for this long is flagged; with
     # suspend_silent_tables the writer's timer also takes it out of play (rule 5.17).
     table_silence_ms: int = 10_000
@@ -68,6 +72,8 @@ class FloorData(Protocol):
     audit: list[dict[str, Any]]
     uncommitted: set[str]
     accounts: Accounts
+    payments: dict[str, dict[str, Any]]
+    seq: int
     in_play: InPlay
 
     def table(self, table: str) -> TableConfig: ...

@@ -42,6 +42,8 @@ def dump_service(service: Service, seq: int, head: str) -> dict[str, Any]:
         "idem": dict(service.idem),
         "proposals": service.proposals,
         "audit": service.audit,
+        # Only once there is one: a snapshot of a floor without payments is as before.
+        **({"payments": service.payments} if service.payments else {}),
     }
     # Only once there are accounts: the snapshots of a floor without keep their bytes.
     if not service.accounts.empty():
@@ -73,6 +75,8 @@ def load_service(config: Any, state: dict[str, Any]) -> Service:
     service.proposals = copy.deepcopy(state["proposals"])
     service.audit = list(state["audit"])
     service.accounts = load_accounts(state.get("accounts"))
+    service.payments = copy.deepcopy(state.get("payments", {}))
+    service.seq = state["seq"]
     service.in_play = InPlay.load(state.get("in_play", ()))
     return service
 

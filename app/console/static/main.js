@@ -9,6 +9,8 @@ import { audit, awards } from "./records.js";
 import { run as reconcile, setupReconciliation } from "./reconcile.js";
 import { load as loadAccounts, setupAccounts } from "./accounts.js";
 import { setupPasswordSignIn } from "./signin.js";
+import { load as unpaid, setupPayments } from "./payments.js";
+import { setupSigns, showSigns } from "./signs.js";
 import { renderInPlay, setupInPlay } from "./in_play.js";
 
 const state = { floor: null, you: null, live: null, view: "floor", unreachable: false };
@@ -48,6 +50,8 @@ function show(view) {
   if (view === "awards") awards.load();
   if (view === "journal") journal();
   if (view === "accounts") loadAccounts();
+  if (view === "unpaid") unpaid();
+  showSigns(view === "signs");
   if (view === "reconciliation" && !$("#rec tbody").children.length) reconcile();
 }
 
@@ -93,6 +97,8 @@ function signedIn(you, floor) {
   audit.setup(floor);
   awards.setup(floor);
   setupReconciliation();
+  setupPayments(you);
+  setupSigns();
   setupInPlay({ role: you.role });
   onFloor(floor);
   state.live = new Live(session.token, { onFloor, onState: setConnection, onDenied: () => signOut("Your token is no longer accepted: sign in again.") });

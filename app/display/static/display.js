@@ -13,6 +13,9 @@
   // has it), or from an older screen's ?token=, moved into the fragment at once so a
   // reload does not send it again. The websocket carries it as a subprotocol (a header).
   const token = takeToken();
+  // This screen: an id made once and kept in this browser, a name from #screen=bar-left.
+  const screen = screenId();
+  const screenName = new URLSearchParams(location.hash.slice(1)).get("screen") || "";
 
   function takeToken() {
     const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
@@ -26,6 +29,18 @@
       history.replaceState(null, "", location.pathname + (rest ? "?" + rest : "") + "#" + hash);
     }
     return fromHash !== null ? fromHash : fromQuery;
+  }
+
+  function screenId() {
+    const key = "jackpot.display.screen";
+    let id = null;
+    try { id = localStorage.getItem(key); } catch { /* storage off: a new id per load */ }
+    if (!id || !/^[A-Za-z0-9_-]{8,64}$/.test(id)) {
+      const bytes = crypto.getRandomValues(new Uint8Array(12));
+      id = "scr-" + Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+      try { localStorage.setItem(key, id); } catch { /* kept for this page only */ }
+    }
+    return id;
   }
 
   function tokenProtocol(text) {
@@ -75,7 +90,8 @@
 
   function url() {
     const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-    return `${scheme}//${location.host}/v1/links/${encodeURIComponent(link)}/ws`;
+    const query = new URLSearchParams({ screen, name: screenName });
+    return `${scheme}//${location.host}/v1/links/${encodeURIComponent(link)}/ws?${query}`;
   }
 
   function connect() {
@@ -146,12 +162,50 @@
       return;
     }
     view.seq = message.seq;
+    if (message.type === "ping") {
+      ack(true);
+      return;
+    }
     if (message.type === "meters") {
       buildMeters(message.meters); // rebuilt only if the link's meters changed
       meters(message.meters);
+      ack();
     }
     else if (message.type === "win") win(message);
     else if (message.type === "status") status(message);
+  }
+
+  // ---- acknowledgements: what this screen draws, back to the server ----
+
+  const ACK_GAP_MS = 250; // at most four a second
+  const MAX_ACK_WINS = 16;
+  const shownWins = []; // final wins drawn, newest last
+  let lastAck = 0;
+  let ackTimer = null;
+
+  // Values as decimal strings from integer cents: the value each meter is drawn toward
+  // (the count-up reaches it within a second).
+  function centsText(cents) {
+    return `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, "0")}`;
+  }
+
+  function ack(now = false) {
+    if (!socket || socket.readyState !== WebSocket.OPEN || view.seq === null) return;
+    const wait = lastAck + ACK_GAP_MS - Date.now();
+    if (!now && wait > 0) {
+      if (!ackTimer) ackTimer = setTimeout(() => { ackTimer = null; ack(); }, wait);
+      return;
+    }
+    if (now && wait > 0) return; // one was just sent: the ping's is that one
+    lastAck = Date.now();
+    const values = [];
+    for (const [meter, m] of view.meters) if (m.to !== null) values.push({ meter, value: centsText(m.to) });
+    socket.send(JSON.stringify({ type: "shown", seq: view.seq, values, wins: shownWins.slice(-MAX_ACK_WINS) }));
+  }
+
+  function shownWin(id) {
+    if (!shownWins.includes(id)) shownWins.push(id);
+    if (shownWins.length > MAX_ACK_WINS) shownWins.shift();
   }
 
   function snapshot(message) {
@@ -165,6 +219,7 @@
     status(message);
     renderPending();
     renderRecent();
+    ack();
   }
 
   function status(message) {
@@ -362,6 +417,8 @@
       : "";
     box.dataset.awardId = String(w.award_id);
     box.hidden = false;
+    shownWin(String(w.award_id)); // on screen now: say so
+    ack();
     setTimeout(nextCelebration, CELEBRATE_MS);
   }
 

@@ -33,6 +33,7 @@ from app.state.entries.operators import (
     SeedEntry,
     change_of,
 )
+from app.state.entries.payments import PaidAward, PaidConfirmEntry, PaidEntry, TablePaidEntry
 from app.state.entries.rounds import (
     BetsEntry,
     Claim,
@@ -59,6 +60,8 @@ __all__ = [
     "ProposeEntry", "RejectEntry", "ResetChange", "ResetEntry", "SeedChange", "SeedEntry",
     "VoidEntry", "change_of", "entry_dict", "entry_draws", "entry_from_dict", "entry_text",
     "idempotency_key", "version_of", "AccountEntry",
+    "idempotency_key", "version_of",
+    "PaidAward", "PaidConfirmEntry", "PaidEntry", "TablePaidEntry",
     "ResumeChange", "ResumeEntry", "SuspendChange", "SuspendEntry",
 ]  # fmt: skip
 
@@ -76,6 +79,9 @@ Entry: TypeAlias = (
     | RejectEntry
     | AccountEntry
     | ArmEntry
+    | PaidEntry
+    | PaidConfirmEntry
+    | TablePaidEntry
     | SuspendEntry
     | ResumeEntry
 )

@@ -265,6 +265,8 @@ DEPLOY = ROOT / "deploy"
 def exported_names() -> set[str]:
     """Every sample name a writer process and a display process (with Redis) can export."""
     from app.display.redis_backend import RedisBackend
+    from app.display.screen_watch import ScreenWatch
+    from app.display.screens import Screens
 
     metrics = PrometheusMetrics()
     metrics.watch_writer(build_server().writer)
@@ -274,6 +276,7 @@ def exported_names() -> set[str]:
     metrics.watch_broadcaster(Broadcaster(RedisBackend("redis://127.0.0.1:1/0")))
     # The console's sign-ins (app/api/sessions.py).
     watch_signins(metrics, SignIns(MemorySessions(), Accounts, Passwords(), SignInPolicy(), int))
+    metrics.watch_screens(ScreenWatch(Screens(lambda link: None), Broadcaster(MemoryBackend())))
     suffixes = {"counter": ("_total",), "histogram": ("_bucket", "_sum", "_count")}
     names: set[str] = set()
     for family in text_string_to_metric_families(metrics.text().decode()):
