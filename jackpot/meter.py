@@ -35,6 +35,11 @@ LEDGER = (
     "awards_returned",
 )
 
+# The regulator's meters besides the flows (docs/api.md, the meter read): qualifying
+# wagers (count, amount), the voided ones, and hits. Counts, not money: outside the
+# ledger identities. Wagers count when their bets are applied, hits when final.
+COUNTERS = ("wagers", "wagered", "wagers_voided", "wagered_voided", "hits")
+
 
 @dataclass(slots=True)
 class Meter:
@@ -78,6 +83,11 @@ class Meter:
     awards_withheld: int = 0  # voided awards: taken at their place, paid to nobody
     awards_returned: int = 0  # ... and given back to the meter at their void's position
     reset_key: tuple[int, int, int, str, int, int] = (-1, 0, 0, "", 0, 0)  # last final reset
+    wagers: int = 0  # qualifying jackpot wagers accepted on the link (a count)
+    wagered: int = 0  # ... their amount
+    wagers_voided: int = 0  # ... of them voided since (a count)
+    wagered_voided: int = 0
+    hits: int = 0  # the meter won: final meter awards and jackpots paid by hand
 
     @classmethod
     def new(cls, config: MeterConfig) -> Meter:
@@ -158,6 +168,7 @@ class Meter:
         self.house_cover_meter += shortfall
         self.value = Money(self.value + shortfall - amount)
         self.awarded += amount
+        self.hits += 1
         return Money(amount), self.reset(operator=False) if reset else None
 
     def withhold(self, share: int) -> tuple[Money, Funding | None, int]:

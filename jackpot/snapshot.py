@@ -18,7 +18,7 @@ import orjson
 from jackpot.commands import FixedAward
 from jackpot.config import LinkConfig, Timing
 from jackpot.floor import Floor
-from jackpot.meter import LEDGER, Funding, Meter
+from jackpot.meter import COUNTERS, LEDGER, Funding, Meter
 from jackpot.money import Money
 from jackpot.records import (
     AwardRecord,
@@ -44,6 +44,11 @@ def canonical_json(data: Any) -> str:
         return orjson.dumps(data, option=orjson.OPT_SORT_KEYS).decode()
     except (TypeError, orjson.JSONEncodeError):
         return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+class SnapshotWithoutMeters(ValueError):
+    """A snapshot stored before the regulator's meters were kept: its floor cannot say
+    their lifetime values, so the state is rebuilt from the journal instead."""
 
 
 class UnreadableJson(ValueError):
@@ -120,6 +125,8 @@ def _meter(m: Meter) -> dict[str, Any]:
             for name in LEDGER
             if name not in _NEWER_FLOWS or getattr(m, name)
         },
+        # Always written: a snapshot without them predates the meters (`load` refuses it).
+        **{name: getattr(m, name) for name in COUNTERS},
     }
 
 
@@ -238,6 +245,8 @@ def load(
     for link_id, ld in data["links"].items():
         link = floor.links[link_id]
         for meter, md in zip(link.meters, ld["meters"], strict=True):
+            if any(name not in md for name in COUNTERS):
+                raise SnapshotWithoutMeters(f"snapshot: link {link_id}'s meters have no counters")
             for name, value in md.items():
                 setattr(meter, name, tuple(value) if name == "reset_key" else value)
         tl = link.timeline

@@ -143,6 +143,22 @@ class MeterView(BaseModel):
     ceiling: MoneyText | None
     pending_awards: list[str]
     stale_rounds: list[str]
+    meters: RegulatorMeters
+
+
+class RegulatorMeters(BaseModel):
+    """A link meter's lifetime meters (docs/api.md, the meter read)."""
+
+    wagers: int
+    wagered: MoneyText
+    wagers_voided: int
+    wagered_voided: MoneyText
+    contributions_meter: MoneyText
+    contributions_reserve: MoneyText
+    overflow: MoneyText
+    hits: int
+    wins: MoneyText
+    exact: dict[str, str]
 
 
 class SeedAnswer(BaseModel):

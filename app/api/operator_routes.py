@@ -34,6 +34,7 @@ from app.state.commands import (
 )
 from app.state.floor_state import Service
 from app.state.operator_views import audit_view, proposal_view
+from app.state.regulator_meters import meters_view
 from app.state.views import Listed, every_award
 from app.writer.writer import Writer
 from jackpot.commands import SEMANTICS
@@ -259,4 +260,5 @@ def meter_view(service: Service, link_id: str, meter_id: str) -> dict[str, Any]:
         "stale_rounds": sorted(
             f"{t}/{r}" for (t, r) in link.open_rounds if service.floor.rounds[(t, r)].stale
         ),
+        "meters": meters_view(meter),
     }

@@ -30,7 +30,7 @@ from app.store.snapshots import load_service, run_aside
 from jackpot.floor import Floor
 from jackpot.money import format_exact, format_money
 from jackpot.reconcile import Ledger, reconcile
-from jackpot.snapshot import loads_exact
+from jackpot.snapshot import SnapshotWithoutMeters, loads_exact
 
 log = logging.getLogger("jackpot.reports")
 
@@ -42,7 +42,12 @@ COLUMNS = (
     "contributions_reserve", "reversed_meter", "reversed_reserve", "awards",
     "awards_withheld", "awards_returned", "seed_from_reserve", "seed_from_house", "house_cover",
     "reset_to_reserve", "corrections", "closing_value", "closing_reserve", "balanced",
+    "overflow", "wagers", "wagered", "wagers_voided", "wagered_voided", "hits",
 )  # fmt: skip
+# The regulator's meters, after `balanced` (the columns before keep their places): money
+# but for the counts.
+COUNTS = ("wagers", "wagers_voided", "hits")
+MONEY = tuple(c for c in COLUMNS[2:] if c != "balanced" and c not in COUNTS)
 UNBOUNDED = 2**61  # `from`/`to` beyond this are no bound (app/api/reading.py `time_range`)
 
 
@@ -68,7 +73,10 @@ class _Replay:
             return cls(Service(config))
         seq, packed = snapshot
         state = loads_exact(unpack_bytes(packed, seq), f"snapshot {seq}")
-        return cls(load_service(config, state), state["seq"], state["head"])
+        try:
+            return cls(load_service(config, state), state["seq"], state["head"])
+        except SnapshotWithoutMeters:  # stored before the meters: from the first entry
+            return cls(Service(config))
 
     async def until(self, journal: Journal, before_ms: int, upto_seq: int) -> bool:
         """Apply the entries after `seq` recorded before `before_ms`, up to `upto_seq`;
@@ -112,10 +120,11 @@ async def reconciliation(
         # where opening + flows = closing holds to the last digit.
         row: dict[str, Any] = {"link": link, "meter": meter}
         exact: dict[str, str] = {}
-        for name in COLUMNS[2:-1]:
+        for name in MONEY:
             row[name] = format_money(getattr(report, name))
             exact[name] = format_exact(getattr(report, name))
         row["balanced"] = report.balanced
+        row.update({name: getattr(report, name) for name in COUNTS})
         row["exact"] = exact
         meters.append(row)
     answer = {

@@ -43,6 +43,7 @@ from prometheus_client.core import (
     Metric,
 )
 
+from app.ops.meter_reads import meter_reads
 from app.ops.readings import (
     BroadcasterReadings,
     LeadershipReadings,
@@ -209,6 +210,7 @@ class PrometheusMetrics:
     def watch_writer(self, writer: WriterReadings) -> None:
         """The writer's queue, journal, database status and the floor's state."""
         self._reads += writer_reads(writer)
+        self._reads += meter_reads(writer)
 
     def watch_leadership(self, leadership: LeadershipReadings) -> None:
         """A writer process among several on one database: role, epoch, lease age."""
