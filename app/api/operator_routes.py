@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
+from msgspec import UNSET
 from pydantic import BaseModel
 
 from app.api.answers import (
@@ -114,7 +115,8 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
         link: TableId, meter: TableId, request: Request, who: Principal = by_supervisor
     ) -> JSONResponse:
         body = await read_body(request, ResetRequest)
-        change = ResetCommand(link=link, meter=meter, reason=body.reason)
+        code = UNSET if body.reason_code is None else body.reason_code
+        change = ResetCommand(link=link, meter=meter, reason=body.reason, reason_code=code)
         return await operator_change(change, who.name)
 
     @meter_change("POST", "corrections", CorrectionRequest, CorrectionAnswer)

@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from app.audit.reductions import reductions
 from app.state.floor_state import FloorConfig, Service
 from app.state.timefmt import format_time
 from app.store.chain import GENESIS
@@ -136,6 +137,8 @@ async def reconciliation(
         # Rounds open longer than expire_after with no outcome or void: their
         # contributions stay on the meters (a void by the table would reverse them).
         "expired_rounds": _expired_rounds(opening_floor, replay.service.floor, start, end),
+        # Every reset and lowering correction of the period, with its listed reason.
+        "reductions": reductions(replay.service.audit, start, end),
     }
     return answer, closed
 
