@@ -15,6 +15,9 @@ class MeterConfig:
     reserve_rate: Rate  # share put aside to fund the next reset
     ceiling: Money | None = None  # beyond it, contributions go to the reserve
     name: str = ""
+    # Where contributions beyond the ceiling go: "reserve", "house", or the id of another
+    # meter of the same link (jackpot/overflow.py).
+    overflow_to: str = "reserve"
 
 
 @dataclass(frozen=True, slots=True)

@@ -93,6 +93,11 @@ class Reconciliation:
     wagers_voided: int = 0
     wagered_voided: int = 0
     hits: int = 0
+    # Where the overflow went when not to the reserve (`overflow_to`), and what another
+    # meter of the link passed to this one (within its contributions).
+    overflow_to_house: int = 0
+    overflow_to_meter: int = 0
+    overflow_from_meter: int = 0
 
     @property
     def balanced(self) -> bool:
@@ -123,5 +128,8 @@ def reconcile(opening: Ledger, closing: Ledger) -> Reconciliation:
         awards_withheld=delta("awards_withheld"),
         awards_returned=delta("awards_returned"),
         overflow=delta("overflow"),
+        overflow_to_house=delta("overflow_to_house"),
+        overflow_to_meter=delta("overflow_to_meter"),
+        overflow_from_meter=delta("overflow_from_meter"),
         **{name: delta(name) for name in COUNTERS},
     )

@@ -110,7 +110,10 @@ def _funding(f: Funding | None) -> list[int] | None:
 
 # Flows added after snapshots were first stored: written only when not zero, so that the
 # state of a journal without them dumps to the same bytes as before (verify --since).
-_NEWER_FLOWS = ("reversed_meter", "reversed_reserve", "awards_withheld", "awards_returned")
+_NEWER_FLOWS = (
+    "reversed_meter", "reversed_reserve", "awards_withheld", "awards_returned",
+    "overflow_to_house", "overflow_to_meter", "overflow_from_meter",
+)  # fmt: skip
 
 
 def _meter(m: Meter) -> dict[str, Any]:

@@ -158,6 +158,9 @@ class RegulatorMeters(BaseModel):
     overflow: MoneyText
     hits: int
     wins: MoneyText
+    overflow_to_house: MoneyText
+    overflow_to_meter: MoneyText
+    overflow_from_meter: MoneyText
     exact: dict[str, str]
 
 

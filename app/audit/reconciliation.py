@@ -44,6 +44,7 @@ COLUMNS = (
     "awards_withheld", "awards_returned", "seed_from_reserve", "seed_from_house", "house_cover",
     "reset_to_reserve", "corrections", "closing_value", "closing_reserve", "balanced",
     "overflow", "wagers", "wagered", "wagers_voided", "wagered_voided", "hits",
+    "overflow_to_house", "overflow_to_meter", "overflow_from_meter",
 )  # fmt: skip
 # The regulator's meters, after `balanced` (the columns before keep their places): money
 # but for the counts.

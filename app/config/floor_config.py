@@ -17,7 +17,9 @@ def floor_config(floor: Floor) -> FloorConfig:
             id=link.id,
             name=link.name or link.id,
             meters=tuple(
-                MeterConfig(m.id, m.seed, m.rate, m.reserve_rate, m.ceiling, m.name or m.id)
+                MeterConfig(
+                    m.id, m.seed, m.rate, m.reserve_rate, m.ceiling, m.name or m.id, m.overflow_to
+                )
                 for m in link.meters
             ),
         )

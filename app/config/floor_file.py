@@ -22,6 +22,7 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
+from app.config.overflow_checks import overflow_checks
 from jackpot.config import LinkConfig, MeterConfig, Timing
 from jackpot.money import RATE_SCALE, Money, MoneyError, Rate, parse_money, parse_rate
 from tables.errors import TablesError
@@ -114,6 +115,8 @@ class MeterSection(_Section):
     rate: RateText  # share of each accepted jackpot wager added to the meter
     reserve_rate: RateText  # share put aside to fund the next reset
     ceiling: MoneyText | None = None  # beyond it, contributions go to the reserve
+    # ... or to the house, or to another meter of the link (jackpot/overflow.py)
+    overflow_to: Ident = "reserve"
 
 
 class LinkSection(_Section):
@@ -173,7 +176,9 @@ class Floor(_Section):
                 id=link.id,
                 name=link.name,
                 meters=tuple(
-                    MeterConfig(m.id, m.seed, m.rate, m.reserve_rate, m.ceiling, m.name)
+                    MeterConfig(
+                        m.id, m.seed, m.rate, m.reserve_rate, m.ceiling, m.name, m.overflow_to
+                    )
                     for m in link.meters
                 ),
             )
@@ -316,6 +321,7 @@ def _cross_checks(raw: Mapping[str, Any]) -> Iterator[tuple[Loc, str]]:
         yield from _duplicates(_entries(link, "meters"), "id", ("links", li, "meters"), "meter id")
         for mi, meter in _entries(link, "meters"):
             yield from _meter_checks(meter, ("links", li, "meters", mi))
+        yield from overflow_checks(link, ("links", li))
     yield from _duplicates(_entries(raw, "tables"), "id", ("tables",), "table id")
     links = [link.get("id") for _, link in _entries(raw, "links")]
     for ti, table in _entries(raw, "tables"):

@@ -25,6 +25,18 @@ METRICS = {
     "overflow": ("jackpot_meter_overflow", "Contributions past the ceiling, in currency units"),
     "hits": ("jackpot_meter_hits", "Meter awards final and jackpots paid by hand"),
     "wins": ("jackpot_meter_wins", "Paid out of the meter by its hits, in currency units"),
+    "overflow_to_house": (
+        "jackpot_meter_overflow_to_house",
+        "Overflow sent to the house (overflow_to), in currency units",
+    ),
+    "overflow_to_meter": (
+        "jackpot_meter_overflow_to_meter",
+        "Overflow sent to another meter of the link (overflow_to), in currency units",
+    ),
+    "overflow_from_meter": (
+        "jackpot_meter_overflow_from_meter",
+        "Overflow received from another meter of the link, in currency units",
+    ),
 }
 COUNTS = {"wagers", "wagers_voided", "hits"}
 

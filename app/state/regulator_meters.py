@@ -11,7 +11,8 @@ from jackpot.money import format_exact, format_money
 # Wagers count when their bets are applied; the flows and hits once final (the meter's
 # final part: `final_value`). Payments at the table or by an attendant will join them.
 MONEY = ("wagered", "wagered_voided", "contributions_meter", "contributions_reserve",
-         "overflow", "wins")  # fmt: skip
+         "overflow", "wins", "overflow_to_house", "overflow_to_meter",
+         "overflow_from_meter")  # fmt: skip
 COUNTS = ("wagers", "wagers_voided", "hits")
 
 
@@ -29,6 +30,11 @@ def lifetime(meter: Meter) -> dict[str, int]:
         "overflow": meter.overflow,
         "hits": meter.hits,
         "wins": meter.awarded,  # what the hits paid out of the meter
+        # Where the overflow went if not to the reserve (`overflow_to`), and what another
+        # meter passed to this one (within contributions_meter / contributions_reserve).
+        "overflow_to_house": meter.overflow_to_house,
+        "overflow_to_meter": meter.overflow_to_meter,
+        "overflow_from_meter": meter.overflow_from_meter,
     }
 
 

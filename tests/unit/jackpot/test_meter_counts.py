@@ -122,10 +122,17 @@ def test_a_snapshot_without_counters_is_refused() -> None:
 
 RATES = st.sampled_from(["0", "0.01", "0.25", "0.33"])
 CEILINGS = st.sampled_from([None, "10000.50", "10003.00", "10100.00"])
+DESTINATIONS = st.sampled_from(["reserve", "house", "m0", "m1", "m2"])
 WAGERS = st.sampled_from(["1.00", "2.00", "0.50", "5.00"])
 
 
-def _link(meters: list[tuple[str, str, str | None]]) -> LinkConfig:
+def _link(meters: list[tuple[str, str, str | None, str]]) -> LinkConfig:
+    def destination(i: int, to: str) -> str:
+        # Another meter of the link, later in its order (the floor file refuses a cycle).
+        if to.startswith("m") and not i < int(to[1:]) < len(meters):
+            return "reserve"
+        return to
+
     return LinkConfig(
         "stud",
         tuple(
@@ -135,8 +142,9 @@ def _link(meters: list[tuple[str, str, str | None]]) -> LinkConfig:
                 parse_rate(rate),
                 parse_rate(reserve),
                 None if ceiling is None else m(ceiling),
+                overflow_to=destination(i, to),
             )
-            for i, (rate, reserve, ceiling) in enumerate(meters)
+            for i, (rate, reserve, ceiling, to) in enumerate(meters)
         ),
     )
 
@@ -155,9 +163,13 @@ OPS = st.lists(
 
 
 @settings(max_examples=200, deadline=None)
-@given(meters=st.lists(st.tuples(RATES, RATES, CEILINGS), min_size=1, max_size=3), ops=OPS)
+@given(
+    meters=st.lists(st.tuples(RATES, RATES, CEILINGS, DESTINATIONS), min_size=1, max_size=3),
+    ops=OPS,
+)
 def test_counters_are_what_happened(
-    meters: list[tuple[str, str, str | None]], ops: list[tuple[str, int, list[tuple[int, str]]]]
+    meters: list[tuple[str, str, str | None, str]],
+    ops: list[tuple[str, int, list[tuple[int, str]]]],
 ) -> None:
     link = _link(meters)
     f = Floor([link], TIMING)
@@ -193,6 +205,8 @@ def test_counters_are_what_happened(
             hand_paid += 1
         else:
             f.apply(Finalize(now))
+        for meter in f.links["stud"].meters:  # conservation at every step
+            assert meter.balanced()
     f.apply(Finalize(now + LATER))
     total = sum(accepted.values())
     for i, meter in enumerate(f.links["stud"].meters):
@@ -205,17 +219,77 @@ def test_counters_are_what_happened(
         assert meter.hits == len(finals) + (hand_paid if i == 0 else 0)
         if i != 0 or not hand_paid:
             assert meter.awarded == sum(a.amount or 0 for a in finals)
-        # Overflow is what passed the ceiling: the nominal contributions less what the
-        # meter kept, all of it in the reserve.
+        # Overflow is what passed the ceiling: the nominal contributions (and what another
+        # meter passed on) less what the meter kept, sent where the meter says.
         nominal = sum(w * config.rate // RATE_SCALE for w in accepted.values())
         nominal_reserve = sum(w * config.reserve_rate // RATE_SCALE for w in accepted.values())
-        assert meter.to_meter + meter.overflow == nominal
-        assert meter.to_reserve - meter.overflow == nominal_reserve
+        assert meter.to_meter + meter.overflow == nominal + meter.overflow_from_meter
+        passed = meter.overflow_to_house + meter.overflow_to_meter
+        assert meter.to_reserve - (meter.overflow - passed) == nominal_reserve
+        if config.overflow_to == "reserve":
+            assert passed == 0
+        elif config.overflow_to == "house":
+            assert meter.overflow_to_meter == 0
+        else:
+            assert meter.overflow_to_house == 0
         if config.ceiling is None:
             assert meter.overflow == 0
         # Conservation, with every counter: money in = money out + money held.
+        assert meter.overflow_from_meter == sum(
+            o.overflow_to_meter
+            for o, c in zip(f.links["stud"].meters, link.meters, strict=True)
+            if c.overflow_to == config.id
+        )
         assert meter.balanced()
         assert (
             meter.contributed + meter.house_funded + meter.corrections
             == meter.awarded + meter.value + meter.reserve + meter.withheld
         )
+
+
+def _two_meters(first_to: str) -> Floor:
+    major = MeterConfig(
+        "major", m("10000.00"), parse_rate("0.25"), parse_rate("0.05"), m("10000.30"),
+        overflow_to=first_to,
+    )  # fmt: skip
+    minor = MeterConfig("minor", m("100.00"), parse_rate("0.10"), parse_rate("0"))
+    return Floor([LinkConfig("stud", (major, minor))], TIMING)
+
+
+def test_overflow_to_the_house_leaves_meter_and_reserve() -> None:
+    f = _two_meters("house")
+    for n in range(3):  # 0.25 each past 10000.30: 0.25 kept, 0.05 then nothing
+        f.apply(bets("T1", f"R{n}", 1_000 + n, 1_000 + n, (1, "1.00")))
+    f.apply(finalize(LATER))
+    major, minor = f.links["stud"].meters
+    assert (major.value, major.reserve) == (m("10000.30"), m("0.15"))
+    assert (major.overflow, major.overflow_to_house) == (m("0.45"), m("0.45"))
+    assert minor.value == m("100.30")  # its own 0.10s only
+    assert major.balanced() and minor.balanced()
+
+
+def test_overflow_to_another_meter_of_the_link_goes_on_its_value() -> None:
+    f = _two_meters("minor")
+    for n in range(3):
+        f.apply(bets("T1", f"R{n}", 1_000 + n, 1_000 + n, (1, "1.00")))
+    f.apply(finalize(LATER))
+    major, minor = f.links["stud"].meters
+    assert (major.value, major.reserve, major.overflow_to_meter) == (
+        m("10000.30"), m("0.15"), m("0.45")
+    )  # fmt: skip
+    assert (minor.value, minor.overflow_from_meter) == (m("100.75"), m("0.45"))
+    assert major.balanced() and minor.balanced()
+
+
+def test_a_voided_contribution_that_passed_to_the_house_is_covered_by_it() -> None:
+    f = _two_meters("house")
+    f.apply(bets("T1", "R1", 1_000, 1_000, (1, "1.00")))
+    f.apply(bets("T1", "R2", 1_001, 1_001, (1, "1.00")))  # 0.05 kept, 0.20 to the house
+    f.apply(finalize(10_000))
+    f.apply(void("T1", "R2", 10_000))
+    f.apply(finalize(LATER))
+    major = f.links["stud"].meters[0]
+    # The meter gives back the 0.05 it kept, the reserve its 0.05; the house the 0.20.
+    assert (major.value, major.reserve) == (m("10000.25"), m("0.05"))
+    assert major.house_cover_meter == m("0.20")
+    assert major.balanced()

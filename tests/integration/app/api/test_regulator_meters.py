@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 from collections.abc import AsyncIterator
 
 import httpx
 import pytest
 
+from app.config.floor_file import parse_floor
 from app.store.packing import pack
 from app.store.snapshots import dump_service
 from jackpot.meter import COUNTERS
@@ -98,10 +101,11 @@ async def test_the_reconciliation_has_them_for_the_period(
     header = csv.text.splitlines()[0].split(",")
     # New columns at the end: the ones before keep their places.
     assert header[18:] == [
-        "balanced", "overflow", "wagers", "wagered", "wagers_voided", "wagered_voided", "hits"
+        "balanced", "overflow", "wagers", "wagered", "wagers_voided", "wagered_voided", "hits",
+        "overflow_to_house", "overflow_to_meter", "overflow_from_meter",
     ]  # fmt: skip
     (stud,) = [line for line in csv.text.splitlines()[1:] if line.startswith("stud,")]
-    assert stud.split(",")[19:] == ["0.00", "4", "4.00", "1", "1.00", "1"]
+    assert stud.split(",")[19:] == ["0.00", "4", "4.00", "1", "1.00", "1", "0.00", "0.00", "0.00"]
 
 
 async def test_metrics_show_them(client: httpx.AsyncClient, clock: Clock) -> None:
@@ -135,3 +139,70 @@ async def test_a_snapshot_from_before_the_meters_is_not_started_from(clock: Cloc
     assert after["meters"] == before["meters"] and after["meters"]["wagers"] == 4
     (row,) = [m for m in report["meters"] if m["link"] == "stud"]
     assert (row["wagers"], row["hits"]) == (4, 1)
+
+
+OVERFLOW_FLOOR = """
+currency = "SGD"
+[[links]]
+id = "stud"
+  [[links.meters]]
+  id = "major"
+  seed = "10000.00"
+  rate = "0.25"
+  reserve_rate = "0.05"
+  ceiling = "10000.30"
+  overflow_to = "{to}"
+  [[links.meters]]
+  id = "minor"
+  seed = "100.00"
+  rate = "0.10"
+  reserve_rate = "0"
+[[tables]]
+id = "T01"
+game = "casino_stud"
+link = "stud"
+boxes = 7
+jackpot_wager = "1.00"
+token_sha256 = "0a994574b45ee7b0da9cb57305f9dc9268a900c800d693b64fadd5c230c5940f"
+[[operators]]
+name = "olivia"
+role = "operator"
+token_sha256 = "{operator}"
+"""
+
+
+@pytest.mark.parametrize("to", ["reserve", "house", "minor"])
+async def test_overflow_goes_where_the_floor_says_and_money_is_conserved(
+    clock: Clock, to: str
+) -> None:
+    operator = hashlib.sha256(b"demo-operator").hexdigest()
+    floor = parse_floor(OVERFLOW_FLOOR.format(to=to, operator=operator))
+    async with running(build_server(floor, clock=clock).app) as c:
+        for n in range(3):  # 0.25 to the major each: 0.25 kept, then 0.05, then none
+            body = bets_body(clock, (1, "10.00", "1.00"))
+            r = await c.post(f"/v1/tables/T01/rounds/R{n}/bets", json=body, headers=T01)
+            assert r.status_code == 200, r.text
+            hand = {"box": 1, "dealt_at": clock.at(5), "cards": ["2H", "3D", "5S", "7C", "9H"]}
+            r = await c.post(
+                f"/v1/tables/T01/rounds/R{n}/outcome", json={"boxes": [hand]}, headers=T01
+            )
+            assert r.status_code == 200, r.text
+            clock.now += 10
+        clock.now += 10_000
+        for _ in range(100):  # the writer's periodic finalize makes them final
+            major = (await c.get("/v1/links/stud/meters/major", headers=OPERATOR)).json()
+            if major["final_value"] == "10000.30":
+                break
+            await asyncio.sleep(0.1)
+        minor = (await c.get("/v1/links/stud/meters/minor", headers=OPERATOR)).json()
+        report = (await c.get("/v1/reports/reconciliation", headers=OPERATOR)).json()
+    assert major["value"] == "10000.30"
+    assert major["meters"]["overflow"] == "0.45"
+    # 3 wagers of 1.00: 0.75 + 0.15 to the major and its reserve, 0.30 to the minor.
+    reserve = {"reserve": "0.60", "house": "0.15", "minor": "0.15"}[to]
+    assert major["reserve"] == reserve
+    assert major["meters"]["overflow_to_house"] == ("0.45" if to == "house" else "0.00")
+    assert major["meters"]["overflow_to_meter"] == ("0.45" if to == "minor" else "0.00")
+    assert minor["value"] == ("100.75" if to == "minor" else "100.30")
+    assert minor["meters"]["overflow_from_meter"] == ("0.45" if to == "minor" else "0.00")
+    assert all(row["balanced"] for row in report["meters"])
