@@ -195,6 +195,8 @@ def dump(floor: Floor) -> dict[str, Any]:
         ],
         "done": [list(d) for d in floor.done],
         "expired": floor.expired,
+        # Always written: a snapshot without it predates the per-table ledgers.
+        "table_flows": floor.table_flows,
         # Events are shared by the heap and the records: listed once, as "link:serial".
         "events": {name: _event(e) for name, e in sorted(events.items())},
     }
@@ -245,6 +247,9 @@ def load(
             )
         return built[cache_key]
 
+    if "table_flows" not in data:
+        raise SnapshotWithoutMeters("snapshot: no per-table ledgers")
+    floor.table_flows = {t: list(f) for t, f in data["table_flows"].items()}
     for link_id, ld in data["links"].items():
         link = floor.links[link_id]
         for meter, md in zip(link.meters, ld["meters"], strict=True):

@@ -27,6 +27,7 @@ from jackpot.records import (
     RoundRecord,
 )
 from jackpot.results import FinalizeResult
+from jackpot.table_ledger import attribute, link_flows
 from jackpot.timeline import CONTRIBUTION, RESET, RETURN, REVERSAL, WIN, Event
 
 if TYPE_CHECKING:  # the floor's handler table calls these
@@ -56,7 +57,12 @@ def finalize(floor: Floor, cmd: Finalize) -> FinalizeResult:
                     next_check = min(next_check, effective_at + timeout + 1)
             link.stale_check_at = next_check
         order = 0
+        table: str | None = None  # the previous event's: what it changed is its table's
+        before: tuple[int, ...] = ()
         for event in link.timeline.pop_until(link.watermark_at(now, timing)):
+            if table is not None:
+                attribute(floor.table_flows, table, before, link_flows(link))
+            table, before = event.key[3], link_flows(link)
             if event.kind == CONTRIBUTION:
                 event.applied = applied_contribution(link.meters, event)
                 continue
@@ -99,6 +105,8 @@ def finalize(floor: Floor, cmd: Finalize) -> FinalizeResult:
             award.meter_value = value_before
             award.order, award.sequence, award.finalized_at = order, link.sequence, now
             finalized.append(award)
+        if table is not None:
+            attribute(floor.table_flows, table, before, link_flows(link))
     for record in finalized:
         if isinstance(record, AwardRecord):
             floor.done.append((now, record.table, record.round))

@@ -24,6 +24,8 @@ from app.api.reading import Auth, TableId, read_body, request_body, time_range
 from app.api.responses import JSON_OR_CSV, JSONResponse
 from app.api.schemas import CorrectionRequest, ResetRequest, SeedRequest
 from app.audit.reconciliation import COLUMNS, Reports, to_csv
+from app.audit.table_report import COLUMNS as TABLE_COLUMNS
+from app.audit.table_report import table_report_aside
 from app.state.audit_views import AUDIT_COLUMNS, audit_csv_row, audit_matches
 from app.state.commands import (
     ApproveCommand,
@@ -220,6 +222,24 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
         tokens.role(authorization, "operator")
         seq, head = writer.durable_head()
         return JSONResponse({"seq": seq, "entries": seq, "head": head})
+
+    @api.get("/v1/reports/tables", tags=["operators"], responses=JSON_OR_CSV)
+    async def get_table_report(
+        authorization: Auth = None,
+        from_: Annotated[str | None, Query(alias="from")] = None,
+        to: str | None = None,
+        link: TableId | None = None,
+        format: Annotated[str, Query(pattern="^(json|csv)$")] = "json",
+    ) -> Response:
+        """Per table and per property: rounds, wagers, contributions, reversals, awards,
+        expired rounds; its sums are the reconciliation's (docs/api.md)."""
+        tokens.role(authorization, "operator")
+        start, end = time_range(from_, to)
+        head, _ = writer.durable_head()
+        report = await table_report_aside(reports, writer.journal, start, end, head, link)
+        if format == "csv":
+            return Response(to_csv(report["tables"], TABLE_COLUMNS), media_type="text/csv")
+        return JSONResponse(report)
 
     @api.get("/v1/reports/reconciliation", tags=["operators"], responses=JSON_OR_CSV)
     async def get_reconciliation(

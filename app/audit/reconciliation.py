@@ -15,6 +15,7 @@ import csv
 import io
 import logging
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,17 +81,26 @@ class _Replay:
         except SnapshotWithoutMeters:  # stored before the meters: from the first entry
             return cls(Service(config))
 
-    async def until(self, journal: Journal, before_ms: int, upto_seq: int) -> bool:
+    async def until(
+        self,
+        journal: Journal,
+        before_ms: int,
+        upto_seq: int,
+        seen: Callable[[dict[str, Any]], None] | None = None,
+    ) -> bool:
         """Apply the entries after `seq` recorded before `before_ms`, up to `upto_seq`;
         True if it stopped at one recorded at or after `before_ms` (entries are recorded
-        in order: the writer's clock)."""
+        in order: the writer's clock). `seen` is shown each entry applied."""
         async with contextlib.aclosing(journal.read(self.seq)) as rows:  # type: ignore[type-var]
             async for row in rows:
                 if row.seq > upto_seq:
                     return False
                 if row.recorded_at_ms >= before_ms:
                     return True
-                self.service.apply(loads_exact(row.entry, f"journal entry {row.seq}"))
+                entry = loads_exact(row.entry, f"journal entry {row.seq}")
+                self.service.apply(entry)
+                if seen is not None:
+                    seen(entry)
                 self.seq, self.head = row.seq, row.hash
         return False
 
@@ -186,31 +196,35 @@ class Reports:
         self, journal: Journal, start: int, end: int, head: int
     ) -> tuple[dict[str, Any], bool]:
         config = self.config
+        return await self.aside(journal, lambda j: reconciliation(j, config, start, end, head))
+
+    async def aside(
+        self, journal: Journal, report: Callable[[Journal], Awaitable[tuple[dict[str, Any], bool]]]
+    ) -> tuple[dict[str, Any], bool]:
+        """`report` of the journal, computed in a forked child with a connection of its own."""
         dsn = journal.dsn if isinstance(journal, PostgresJournal) else None
         if isinstance(journal, PostgresJournal) and dsn is None:
             # No address to connect from another process (a journal built on a pool
             # alone): computed here, from snapshots all the same.
-            return await reconciliation(journal, config, start, end, head)
+            return await report(journal)
 
         async def compute() -> tuple[dict[str, Any], bool]:
             if dsn is None:  # the in-memory journal: the child's copy of it
-                return await reconciliation(journal, config, start, end, head)
+                return await report(journal)
             async with read_only_journal(dsn) as own:
-                return await reconciliation(own, config, start, end, head)
+                return await report(own)
 
         def work() -> bytes:
             # The forked child: a loop of its own (the parent's is not running here).
             try:
-                report, closed = asyncio.run(compute())
+                figures, closed = asyncio.run(compute())
             except (JournalUnavailable, OSError, TimeoutError) as error:
                 return orjson.dumps({"unavailable": repr(error)})
-            return orjson.dumps({"report": report, "closed": closed})
+            return orjson.dumps({"report": figures, "closed": closed})
 
         answer = orjson.loads(await run_aside(work))
         if "unavailable" in answer:
-            raise JournalUnavailable(
-                f"the reconciliation cannot read the journal: {answer['unavailable']}"
-            )
+            raise JournalUnavailable(f"the report cannot read the journal: {answer['unavailable']}")
         return answer["report"], answer["closed"]
 
 

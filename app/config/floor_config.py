@@ -34,7 +34,7 @@ def floor_config(floor: Floor) -> FloorConfig:
             fold_keeps_jackpot=t.fold_keeps_jackpot,
             lucky_dealer_odds=t.lucky_dealer_odds or 10,
         )
-        tables[t.id] = TableConfig(t.id, t.link, settings)
+        tables[t.id] = TableConfig(t.id, t.link, settings, t.property)
     return FloorConfig(
         floor.currency,
         floor.timing(),

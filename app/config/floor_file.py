@@ -135,6 +135,7 @@ class TableSection(_Section):
     fold_keeps_jackpot: StrictBool | None = None  # singapore_stud only: rules are silent
     lucky_dealer_odds: StrictInt | None = Field(default=None, ge=1)  # singapore_stud only
     token_sha256: TokenHash
+    property: Ident | None = None  # the casino it stands in: reports roll up per property
 
 
 class OperatorSection(_Section):

@@ -14,6 +14,7 @@ from jackpot.floor import Floor
 from jackpot.money import RATE_SCALE, Money, parse_rate
 from jackpot.records import FINAL
 from jackpot.snapshot import dump, load
+from jackpot.table_ledger import TABLE_FLOWS, link_flows
 from tests.unit.jackpot.support import (
     ROYAL,
     STRAIGHT_FLUSH,
@@ -176,38 +177,46 @@ def test_counters_are_what_happened(
     now = 1_000_000
     accepted: dict[tuple[str, int], int] = {}  # (round, box) -> wager: an independent tally
     voided: set[tuple[str, int]] = set()
-    hand_paid = 0
+    hand_paid = hand_paid_amount = 0
     for n, (op, step, boxes) in enumerate(ops):
         now += step
         open_rounds = sorted(k for k, r in f.rounds.items() if r.state == "open")
         if op == "bets":
             rnd = f"R{n}"
-            f.apply(bets("T1", rnd, now - step % 2_000, now, *boxes))
+            f.apply(bets(f"T{step % 3}", rnd, now - step % 2_000, now, *boxes))
             accepted.update(((rnd, box), m(w)) for box, w in boxes)
         elif op == "win" and open_rounds:
-            _, rnd = open_rounds[step % len(open_rounds)]
-            live = sorted(b for b, r in f.rounds[("T1", rnd)].boxes.items() if not r.voided)
+            table, rnd = open_rounds[step % len(open_rounds)]
+            live = sorted(b for b, r in f.rounds[(table, rnd)].boxes.items() if not r.voided)
             claims = [
                 (box, ROYAL if (box + step) % 2 else STRAIGHT_FLUSH, now - 100)
                 for box in live[: 1 + step % 2]
             ]
             with contextlib.suppress(JackpotError):
-                f.apply(outcome("T1", rnd, now, *claims))
+                f.apply(outcome(table, rnd, now, *claims))
         elif op == "void" and open_rounds:
-            _, rnd = open_rounds[step % len(open_rounds)]
+            table, rnd = open_rounds[step % len(open_rounds)]
             with contextlib.suppress(JackpotError):
-                f.apply(void("T1", rnd, now, (boxes[0][0],)))
+                f.apply(void(table, rnd, now, (boxes[0][0],)))
                 if (rnd, boxes[0][0]) in accepted:
                     voided.add((rnd, boxes[0][0]))
         elif op == "hand_paid":
             paid = m(boxes[0][1])
             f.apply(Correct("hand_paid", "stud", "m0", now, "sue", "5.18.1", paid, False))
             hand_paid += 1
+            hand_paid_amount += paid
         else:
             f.apply(Finalize(now))
         for meter in f.links["stud"].meters:  # conservation at every step
             assert meter.balanced()
     f.apply(Finalize(now + LATER))
+    # Per table, the final events' flows add up to the link's (a jackpot paid by hand is
+    # no table's).
+    tables = [sum(flows[i] for flows in f.table_flows.values()) for i in range(len(TABLE_FLOWS))]
+    expected = list(link_flows(f.links["stud"]))
+    expected[TABLE_FLOWS.index("meter_awards")] -= hand_paid
+    expected[TABLE_FLOWS.index("meter_awarded")] -= hand_paid_amount
+    assert tables == expected
     total = sum(accepted.values())
     for i, meter in enumerate(f.links["stud"].meters):
         config = link.meters[i]
