@@ -34,6 +34,7 @@ from app.state.views import meters
 from app.store.database import ServerDatabase
 from app.store.journal import Journal, PostgresJournal
 from app.store.lease import PostgresLease, Term
+from app.writer.head_signing import HeadSigning, head_signing
 from app.writer.leadership import Leadership
 from app.writer.writer import Writer
 from app.writer.writer_settings import WriterSettings, wall_clock_ms
@@ -107,7 +108,7 @@ def writer_process(
 
     @contextlib.asynccontextmanager
     async def running() -> AsyncIterator[State]:
-        async with run_writer(state, journal, database, leadership):
+        async with run_writer(settings, state, journal, database, leadership):
             yield state
 
     app = create_app(settings, tokens, writer, broadcaster, metrics, running)
@@ -174,6 +175,7 @@ def build_leadership(
 
 @contextlib.asynccontextmanager
 async def run_writer(
+    settings: Settings,
     state: State,
     journal: Journal,
     database: ServerDatabase | None,
@@ -197,6 +199,7 @@ async def run_writer(
         writer.announce_recovered()
         broadcaster.flush()
         writer.start()
+    signing = start_head_signing(settings, writer, leadership)
     try:
         async with probing(writer):
             yield
@@ -206,11 +209,31 @@ async def run_writer(
             await leadership.stop()
         else:
             await writer.stop()
+        if signing is not None:
+            await signing.stop()  # the head the writer left, signed
         await broadcaster.stop()
         with contextlib.suppress(Exception):
             await journal.close()
         if database is not None:
             await database.close()
+
+
+def start_head_signing(
+    settings: Settings, writer: Writer, leadership: Leadership | None
+) -> HeadSigning | None:
+    """The leader signs the journal's head (docs/operations.md, Signed heads)."""
+    if leadership is None:
+        signing = head_signing(settings, writer)
+    else:
+        signing = head_signing(
+            settings,
+            writer,
+            leading=lambda: leadership.leading,
+            terms=lambda: leadership.takeovers,
+        )
+    if signing is not None:
+        signing.start()
+    return signing
 
 
 @contextlib.asynccontextmanager

@@ -255,7 +255,7 @@ def main() -> None:
         port, data_dir = free_port(), work / "data"
         command = [str(Path(PY).parent / "jackpot"), "serve", "--config", str(work / "floor.toml")]
         command += ["--port", str(port), "--log-level", "warning", "--data-dir", str(data_dir)]
-        env = {**os.environ, "JACKPOT_SNAPSHOT_EVERY": "2000"}
+        env = {**os.environ, "JACKPOT_SNAPSHOT_EVERY": "2000", "JACKPOT_DEMO_TOKENS": "1"}
         env.pop("DATABASE_URL", None)
         env.pop("REDIS_URL", None)
         proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)

@@ -56,7 +56,8 @@ class Writer:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self, **extra: str) -> None:
-        env = {**os.environ, **self.env, "DATABASE_URL": self.dsn, **extra}
+        env = {**os.environ, **self.env, "DATABASE_URL": self.dsn, "JACKPOT_DEMO_TOKENS": "1",
+               **extra}  # fmt: skip
         floor = self.work / "floor.toml"
         if not floor.exists():
             demo = (ROOT / "app/demo/floor.toml").read_text()
@@ -111,12 +112,12 @@ def pair_ready(a: Writer, b: Writer) -> tuple[Writer, Writer]:
     return leader, b if leader is a else a
 
 
-async def first_ack(new: Writer, since: float, timeout: float = 60) -> float:
+async def first_ack(new: Writer, since: float, within_s: float = 60) -> float:
     """Seconds from `since` to the first bets the new leader answers 200 (a new round
     each try, as tables go on posting)."""
     n = 0
     async with httpx.AsyncClient(base_url=new.url, timeout=5) as client:
-        while time.monotonic() - since < timeout:
+        while time.monotonic() - since < within_s:
             n += 1
             body = {
                 "closed_at": format_time(time.time_ns() // 1_000_000),

@@ -7,10 +7,14 @@ refuse them after a thousand a table and turn the load into 409s.
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 
 DEMO = Path(__file__).resolve().parent.parent / "app" / "demo" / "floor.toml"
+
+# The servers a benchmark starts run on the demo floor's tokens, on purpose.
+os.environ.setdefault("JACKPOT_DEMO_TOKENS", "1")
 
 
 def bench_floor() -> Path:

@@ -91,7 +91,7 @@ async def main() -> None:
     parser.add_argument("--rounds-per-minute", type=int, default=300, help="the whole floor's")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="jackpot-startup-"))
-    folder.chmod(0o755)  # as root, pgserver runs PostgreSQL as its own user
+    folder.chmod(0o755)  # as root, pgserver runs PostgreSQL as its own user  # noqa: ASYNC240 - before the server starts
     database = await start_embedded(folder)
     try:
         await migrate(database.dsn)

@@ -279,7 +279,7 @@ async def from_postgres(config: FloorConfig, journal: ListJournal, jobs: int) ->
     """`jackpot verify` as it runs: the journal in PostgreSQL (embedded, a fresh folder),
     one process, then `jobs` processes over segments cut at the writer's snapshots."""
     folder = Path(tempfile.mkdtemp(prefix="jackpot-bench-pg-"))
-    folder.chmod(0o755)  # as root, PostgreSQL runs as its own user (tests/conftest.py)
+    folder.chmod(0o755)  # as root, PostgreSQL runs as its own user (tests/conftest.py)  # noqa: ASYNC240 - before the server starts
     embedded = await start_embedded(folder, delete_on_stop=True)
     try:
         await migrate(embedded.dsn)

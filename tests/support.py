@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, TypeVar, get_args
 
+import asyncpg
 import msgspec
 import orjson
 
@@ -102,3 +103,14 @@ def replayed(rows: list[JournalRow]) -> Service:
         if row.idem_key is not None and row.body_sha256 is not None:
             service.idem[row.idem_key] = row.body_sha256
     return service
+
+
+async def rewrite_history(pool: asyncpg.Pool, statement: str, *args: object) -> None:
+    """Run `statement` on the journal's past, as a database rolled back under the writers
+    (or an operator's mistake) would change it: the journal refuses UPDATE, DELETE and
+    TRUNCATE to every session but one that says, in its own transaction, that it means it
+    (`jackpot.rewrite_history`, docs/operations.md "Roles and privileges"). The owner's
+    pool only: the runtime role holds no such privilege at all."""
+    async with pool.acquire() as connection, connection.transaction():
+        await connection.execute("SET LOCAL jackpot.rewrite_history = 'on'")
+        await connection.execute(statement, *args)

@@ -26,7 +26,7 @@ class MeterValue(BaseModel):
     value: MoneyText
 
 
-class Draws(BaseModel):
+class DrawsAnswer(BaseModel):
     """Singapore Stud's draws when bets close (4.3-4.5)."""
 
     magic_card: str
@@ -47,7 +47,7 @@ class BetsAnswer(BaseModel):
     boxes: list[BoxBetsAnswer]
     meters: list[MeterValue]
     late: bool
-    draws: Draws | None = _absent("the game draws (Singapore Stud)")
+    draws: DrawsAnswer | None = _absent("the game draws (Singapore Stud)")
 
 
 class Award(BaseModel):
@@ -120,7 +120,7 @@ class RoundView(BaseModel):
     stale: bool | None = None
     boxes: list[RoundBox] | None = None
     pending: bool | None = None
-    draws: Draws | None = _absent("the game draws (Singapore Stud)")
+    draws: DrawsAnswer | None = _absent("the game draws (Singapore Stud)")
     hands: dict[str, Any] | None = _absent("the outcome is recorded: the hands as posted")
     void_reason: str | None = _absent("the round is void")
     archived: bool | None = _absent("the round has left memory")

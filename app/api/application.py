@@ -63,7 +63,10 @@ def create_app(
     fed by `broadcaster`, /metrics and /health. `running` starts and stops what they use."""
     readiness = Readiness(running)
     app = FastPathApp(
-        title="Linked progressive jackpot server", version="1", lifespan=readiness.lifespan
+        title="Linked progressive jackpot server",
+        version="1",
+        lifespan=readiness.lifespan,
+        **api_docs(settings),
     )
     problems.install(app)
     events = table_event_handlers(writer, tokens)
@@ -96,6 +99,14 @@ def create_app(
     return app
 
 
+def api_docs(settings: Settings) -> dict[str, Any]:
+    """FastAPI's /docs and /redoc load their pages' scripts from a public CDN: served only
+    with JACKPOT_API_DOCS=1 (the demo). /openapi.json is always served."""
+    if settings.api_docs:
+        return {}
+    return {"docs_url": None, "redoc_url": None}
+
+
 HEALTH_RESPONSES: dict[int | str, dict[str, Any]] = {
     503: {"description": '`{"status": "starting" | "degraded" | "standby", "role"}`'}
 }
@@ -126,7 +137,9 @@ def create_display_app(
     """A display-only process's app (`jackpot serve --role display`): no writer, no
     database; `broadcaster` relays the writer's stream to its websockets."""
     readiness = Readiness(running)
-    app = FastAPI(title="Jackpot displays", version="1", lifespan=readiness.lifespan)
+    app = FastAPI(
+        title="Jackpot displays", version="1", lifespan=readiness.lifespan, **api_docs(settings)
+    )
     problems.install(app)
     app.add_middleware(RequestContextMiddleware, access_log=settings.access_log, metrics=metrics)
     app.include_router(display_router(broadcaster, display_token=settings.display_token))

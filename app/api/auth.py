@@ -24,7 +24,9 @@ class Tokens:
             raise AuthError(401, "a bearer token is required")
         # Only hashes are stored; looking up the hash of the presented token leaks nothing
         # about other tokens.
-        principal = self.by_hash.get(token_hash(authorization[7:].strip()))
+        # Only the header's own whitespace (SP, HTAB, RFC 9110) is stripped: str.strip
+        # would take U+00A0 and other Unicode spaces off the token too.
+        principal = self.by_hash.get(token_hash(authorization[7:].strip(" \t")))
         if principal is None:
             raise AuthError(401, "the token is not valid")
         return principal

@@ -59,6 +59,7 @@ class FloorFeed:
             writer.clock(),
             degraded=writer.degraded,
             journal=writer.durable_head(),
+            last_heard=writer.last_heard,
         )
 
     def refresh(self) -> None:

@@ -45,15 +45,18 @@ def problem(
     detail: str,
     errors: list[dict[str, Any]] | None = None,
     headers: dict[str, str] | None = None,
+    kind: str = "about:blank",
+    extensions: dict[str, Any] | None = None,
 ) -> JSONResponse:
     body: dict[str, Any] = {
-        "type": "about:blank",
+        "type": kind,
         "title": title,
         "status": status,
         "detail": detail,
     }
     if errors is not None:
         body["errors"] = errors
+    body.update(extensions or {})
     return JSONResponse(body, status_code=status, media_type=MEDIA_TYPE, headers=headers)
 
 
@@ -65,7 +68,10 @@ def domain_problem(error: BaseException) -> JSONResponse:
             where = [] if loc and loc[0] in ("query", "path") else ["body"]
             errors = [{"loc": [*where, *loc], "msg": detail}] if status == 422 else None
             headers = {"Retry-After": "1"} if status == 503 else None
-            return problem(status, title, detail, errors, headers)
+            # A refusal with a type of its own (RFC 9457 3.1.1) and its members.
+            kind = getattr(error, "problem_type", "about:blank")
+            extensions = getattr(error, "extensions", None)
+            return problem(status, title, detail, errors, headers, kind, extensions)
     raise error
 
 

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from app.api.auth import Tokens
 from app.api.floor_routes import floor_routes
+from app.api.in_play_routes import IN_PLAY_BODIES, in_play_routes
 from app.api.operator_routes import operator_routes
 from app.api.schemas import CorrectionRequest, ResetRequest, SeedRequest, problem_responses
 from app.api.table_events.fastapi_routes import TABLE_EVENT_BODIES, table_routes
@@ -21,6 +22,7 @@ from app.writer.writer import Writer
 # schemas in the OpenAPI components (FastAPI adds only those of the parameters it reads).
 BODIES_READ_BY_ROUTES: tuple[type[BaseModel], ...] = (
     *TABLE_EVENT_BODIES, SeedRequest, ResetRequest, CorrectionRequest,
+    *IN_PLAY_BODIES,
 )  # fmt: skip
 
 
@@ -31,4 +33,5 @@ def router(writer: Writer, tokens: Tokens, events: Mapping[str, EventHandler]) -
     table_routes(api, writer, tokens, events)
     operator_routes(api, writer, tokens)
     floor_routes(api, writer, tokens)
+    in_play_routes(api, writer, tokens)
     return api

@@ -14,6 +14,7 @@ import contextlib
 import csv
 import io
 import logging
+import re
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ import orjson
 
 from app.audit.reductions import reductions
 from app.state.floor_state import FloorConfig, Service
+from app.state.in_play_views import suspension_periods
 from app.state.timefmt import format_time
 from app.store.chain import GENESIS
 from app.store.errors import JournalUnavailable
@@ -150,6 +152,9 @@ async def reconciliation(
         "expired_rounds": _expired_rounds(opening_floor, replay.service.floor, start, end),
         # Every reset and lowering correction of the period, with its listed reason.
         "reductions": reductions(replay.service.audit, start, end),
+        # What was out of play in the period (rules 5.17, 5.18.2), per link and table;
+        # `until` null: still suspended at its end.
+        "suspensions": suspension_periods(replay.service, start, end),
     }
     return answer, closed
 
@@ -247,6 +252,18 @@ def _expired_rounds(opened: int, floor: Floor, start: int, end: int) -> dict[str
     return {"count": sum(floor.expired.values()) - opened, "rounds": listed}
 
 
+# A spreadsheet runs a cell that starts with one of these as a formula (CSV injection):
+# such a cell is written with a leading apostrophe, as text; a plain number keeps its sign.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[+-]?\d+(\.\d+)?")
+
+
+def csv_cell(value: Any) -> Any:
+    if isinstance(value, str) and value.startswith(_FORMULA_START) and not _NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
 def to_csv(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> str:
     out = io.StringIO()
     writer = csv.DictWriter(
@@ -254,5 +271,5 @@ def to_csv(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> str:
     )
     writer.writeheader()
     for row in rows:
-        writer.writerow(row)
+        writer.writerow({key: csv_cell(value) for key, value in row.items()})
     return out.getvalue()

@@ -35,6 +35,7 @@ from app.state.entries import (
     idempotency_key,
 )
 from app.state.floor_state import FloorConfig, Service
+from app.state.in_play_kinds import NotInPlayError, check_in_play_bets
 from app.state.kinds import KINDS, prepare_outcome
 from app.store.chain import GENESIS, body_sha256, chain_hash
 from app.store.journal import JournalRow
@@ -217,9 +218,18 @@ class Verifier:
                 self._differ(row, "decisions", to_builtins(decisions), to_builtins(expected))
             decisions = expected
         self._check_draws(row, settings, entry.draws)
+        self._check_in_play(row, entry)
         result = self._apply(row, structs.replace(entry, decisions=decisions))
         self.rounds += result is not None
         return result, self._links_of(entry.table)
+
+    def _check_in_play(self, row: JournalRow, entry: BetsEntry) -> None:
+        """5.18.2: no jackpot wager was accepted where a suspension was in force."""
+        wagers = ((b.box, b.jackpot > 0 or b.jackpot_dealer > 0) for b in entry.boxes)
+        try:
+            check_in_play_bets(self.service, entry.table, wagers)
+        except NotInPlayError as error:
+            self._flag(row, f"bets: {error.message}", to_builtins(entry.boxes), None)
 
     def _check_draws(self, row: JournalRow, settings: TableSettings, draws: Drawn | None) -> None:
         """Draws are random: they cannot be recomputed, only checked to be possible."""

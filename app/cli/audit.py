@@ -23,8 +23,10 @@ from app.config.demo import DEMO_FLOOR
 if TYPE_CHECKING:
     from rich.progress import TaskID
 
-    from app.audit.findings import Report
+    from app.audit.findings import Discrepancy, Report
+    from app.audit.heads import ExpectedHead
     from app.state.floor_state import FloorConfig
+    from app.store.journal import JournalSource
 
 
 commands = new_app("the auditors' commands")
@@ -66,11 +68,63 @@ def verify_command(
             "entries after it",
         ),
     ] = None,
+    expect_head: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="SEQ:HASH",
+            help="a head written down earlier: the journal must still hold entry SEQ with "
+            "that hash (repeatable)",
+        ),
+    ] = None,
+    signed_heads: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="DIR",
+            help="the writer's signed heads (docs/operations.md, Signed heads): each from "
+            "--since's seq on, and the last, must verify with --public-key and be in the "
+            "journal",
+        ),
+    ] = None,
+    public_key: Annotated[
+        Path | None,
+        typer.Option(metavar="FILE", help="the PEM public key of `jackpot keygen`"),
+    ] = None,
 ) -> int:
     """0 when the journal verifies, 1 with discrepancies, 2 on bad input."""
     found = argparse.Namespace(data_dir=data_dir, database_url=database_url, config=config)
     found.progress, found.jobs, found.file, found.since = progress, jobs, file, since
+    found.expect_head, found.signed_heads, found.public_key = expect_head, signed_heads, public_key
     return main_verify(found)
+
+
+@commands.command(
+    "keygen", help="make the Ed25519 key pair the writer signs the journal's head with"
+)
+def keygen_command(
+    private_key: Annotated[
+        Path, typer.Option(metavar="FILE", help="the private key (PEM): the writer's only")
+    ],
+    public_key: Annotated[
+        Path, typer.Option(metavar="FILE", help="the public key (PEM): the auditor's")
+    ],
+) -> int:
+    """0 once both files are written; 2 if either exists (a key is never overwritten)."""
+    import os
+
+    from app.store.signed_heads import new_key_pair
+
+    for path in (private_key, public_key):
+        if path.exists():
+            print(f"{path} exists: a key is never overwritten", file=sys.stderr)
+            return 2
+    private, public = new_key_pair()
+    descriptor = os.open(private_key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "wb") as out:
+        out.write(private)
+    public_key.write_bytes(public)
+    print(f"private key: {private_key} (JACKPOT_HEAD_KEY_FILE of the writers)")
+    print(f"public key: {public_key} (the auditor's: jackpot verify --public-key)")
+    return 0
 
 
 @commands.command(
@@ -133,7 +187,7 @@ class ProgressBar:
 
 
 def load_config(path: Path | None) -> FloorConfig:
-    """The floor file: --config, else JACKPOT_CONFIG, else the demo floor (as `serve`)."""
+    """The floor file: --config, else JACKPOT_CONFIG, else the demo floor."""
     from app.config.floor_config import floor_config
     from app.config.floor_file import load_floor
     from app.config.settings import Settings
@@ -146,6 +200,7 @@ def main_verify(args: argparse.Namespace) -> int:
     """`jackpot verify`: 0 when the journal verifies, 1 with discrepancies, 2 on bad input."""
     from app.audit.checkpoint import Checkpoint
     from app.audit.export import journal_dsn
+    from app.audit.heads import check_heads, with_discrepancies
     from app.audit.verify_run import verify
     from app.config.floor_file import FloorError
     from app.store.journal import read_only_journal
@@ -169,6 +224,16 @@ def main_verify(args: argparse.Namespace) -> int:
             print(f"--since: {error}", file=sys.stderr)
             return 2
 
+    try:
+        expected, unsigned = _expected_heads(args, 0 if since is None else since.seq)
+    except ValueError as error:
+        print(error, file=sys.stderr)
+        return 2
+
+    async def checked(journal: JournalSource, report: Report) -> Report:
+        found = unsigned + await check_heads(journal, expected)
+        return with_discrepancies(report, found)
+
     path = getattr(args, "file", None)
     if path is not None:
         from app.audit.export import ExportFile
@@ -176,18 +241,48 @@ def main_verify(args: argparse.Namespace) -> int:
         if since is not None:
             print("--since starts from a stored snapshot: not with --file", file=sys.stderr)
             return 2
+
+        async def run_file(exported: ExportFile) -> Report:
+            return await checked(exported, await verify(exported, config, progress=progress))
+
         try:
-            exported = ExportFile(Path(path))
-            return _print(asyncio.run(verify(exported, config, progress=progress)))
+            return _print(asyncio.run(run_file(ExportFile(Path(path)))))
         except (OSError, ValueError) as error:
             print(f"--file: {error}", file=sys.stderr)
             return 2
 
     async def run() -> Report:
         async with journal_dsn(args) as dsn, read_only_journal(dsn) as journal:
-            return await verify(journal, config, progress=progress, jobs=jobs, dsn=dsn, since=since)
+            report = await verify(
+                journal, config, progress=progress, jobs=jobs, dsn=dsn, since=since
+            )
+            return await checked(journal, report)
 
     return _print(asyncio.run(run()))
+
+
+def _expected_heads(
+    args: argparse.Namespace, since_seq: int
+) -> tuple[list[ExpectedHead], list[Discrepancy]]:
+    """--expect-head and the signed heads to check; ValueError (exit 2) on bad input."""
+    from app.audit.heads import parse_expected, signed_expectations
+
+    try:
+        expected = [parse_expected(text) for text in getattr(args, "expect_head", None) or []]
+    except ValueError as error:
+        raise ValueError(f"--expect-head: {error}") from error
+    directory, key = getattr(args, "signed_heads", None), getattr(args, "public_key", None)
+    if (directory is None) != (key is None):
+        raise ValueError("--signed-heads and --public-key go together")
+    if directory is None or key is None:
+        return expected, []
+    try:
+        signed, unsigned = signed_expectations(Path(directory), Path(key), since_seq)
+    except OSError as error:
+        raise ValueError(f"--signed-heads: {error}") from error
+    except ValueError as error:  # SignedHeadError
+        raise ValueError(f"--signed-heads: {error}") from error
+    return expected + signed, unsigned
 
 
 def _print(report: Report) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import signal
 import sys
 from collections.abc import Iterator, Sequence
@@ -15,11 +16,12 @@ import typer
 import uvicorn
 
 import app.cli.audit as audit
+import app.cli.database as database
 import app.cli.operators as operators
 import app.cli.simulate as simulate
 from app.cli.options import DEFAULT_URL, DataDir, FloorFile
 from app.cli.program import new_app, run
-from app.config.demo import DEMO_FLOOR
+from app.config.demo import DEMO_FLOOR, demo_tokens_in
 
 # The cyclic collector's thresholds: rare, larger young collections, so that it does not
 # walk the long-lived state again and again as it grows (docs/performance.md).
@@ -63,11 +65,26 @@ def serve_command(
     settings = Settings(**overrides)
     log_level = (log_level or settings.log_level).lower()
     configure(json=settings.log_format == "json", level=log_level)
-    path = config or settings.config or DEMO_FLOOR
+    path = config or settings.config
+    if path is None:
+        print(
+            "a floor file is required: --config FILE (or JACKPOT_CONFIG); the demo floor "
+            "runs under `jackpot demo` only",
+            file=sys.stderr,
+        )
+        return 2
     try:
         floor = load_floor(path)
     except FloorError as error:
         print(f"{path}: the floor file is not valid:\n{error}", file=sys.stderr)
+        return 2
+    published = demo_tokens_in(floor)
+    if role is Role.writer and published and not settings.demo_tokens:
+        print(
+            f"{path}: these hold the demo floor's tokens, published in the repository: "
+            f"{', '.join(published)}; give each its own (docs/operations.md, The floor file)",
+            file=sys.stderr,
+        )
         return 2
     if role is Role.display:
         app = display_app(settings, floor)
@@ -116,7 +133,9 @@ def demo_command(
     )
     server = subprocess.Popen(
         [*exe, "serve", "--config", str(floor), "--data-dir", str(data_dir),
-         "--port", str(port), "--log-level", "warning"]
+         "--port", str(port), "--log-level", "warning"],
+        # The demo's own floor, on purpose; and its API pages, from the CDN.
+        env={**os.environ, "JACKPOT_DEMO_TOKENS": "1", "JACKPOT_API_DOCS": "1"},
     )  # fmt: skip
     processes = [server]
     stopping = False
@@ -228,6 +247,7 @@ class _Server(uvicorn.Server):
 
 # The auditors' and the operators' commands, each group under its own module.
 cli.add_typer(audit.commands)
+cli.add_typer(database.commands)
 cli.add_typer(operators.commands)
 
 

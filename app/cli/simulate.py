@@ -22,6 +22,7 @@ from typing import Any, TextIO
 
 import httpx
 
+from app.cli.simulated_in_play import HEARTBEAT_S, Told, honoured
 from app.cli.simulated_rounds import (
     DEAL_GAP_MS,
     STRAIGHT_FLUSHES,
@@ -137,6 +138,7 @@ class Simulator:
         self.prefix = f"S{now_ms():x}"  # round ids unique across runs against one server
         self.tasks: list[asyncio.Task[None]] = []
         self.watchers: set[asyncio.Task[None]] = set()
+        self.told: dict[str, Told] = {}  # what each table was last told is in play
 
     def say(self, text: str) -> None:
         print(f"{format_time(self.now_ms())} {text}", file=self.out, flush=True)
@@ -155,12 +157,15 @@ class Simulator:
     async def run(self, duration: float | None = None) -> Stats:
         loop = asyncio.get_running_loop()
         self.tasks = [asyncio.create_task(self._table(spec)) for spec in self.tables]
+        beats = [asyncio.create_task(self._heartbeat(spec)) for spec in self.tables]
         reporter = asyncio.create_task(self._report())
         timer = loop.call_later(duration, self.request_stop) if duration is not None else None
         try:
             await asyncio.gather(*self.tasks, return_exceptions=True)
             await self._finish_watchers()
         finally:
+            for beat in beats:
+                beat.cancel()
             reporter.cancel()
             if timer is not None:
                 timer.cancel()
@@ -175,6 +180,7 @@ class Simulator:
 
     async def _table(self, spec: TableSpec) -> None:
         rng, loop, n = self._rng(spec), asyncio.get_running_loop(), 0
+        await self._ask(spec)  # what is in play, before the first round
         while not self.stop.is_set():
             start = loop.time()
             n += 1
@@ -192,11 +198,37 @@ class Simulator:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.stop.wait(), seconds)
 
+    async def _heartbeat(self, spec: TableSpec) -> None:
+        """Ask what is in play every HEARTBEAT_S (the table's heartbeat), until stopped."""
+        while not self.stop.is_set():
+            await self._ask(spec)
+            await self._pause(HEARTBEAT_S)
+
+    async def _ask(self, spec: TableSpec) -> None:
+        headers = {"Authorization": f"Bearer {spec.token}"}
+        try:
+            answer = await self.client.get(f"/v1/tables/{spec.id}/status", headers=headers)
+        except httpx.TransportError:
+            return  # the round's own requests report the server away
+        if answer.is_success:
+            told = Told.of(answer.json())
+            if told != self.told.get(spec.id, Told()):
+                self.say(told.line(spec.id))
+            self.told[spec.id] = told
+
     async def _round(self, spec: TableSpec, round_id: str, plan: RoundPlan) -> None:
         path = f"/v1/tables/{spec.id}/rounds/{round_id}"
         closed_at = self.now_ms()
+        plan = honoured(plan, self.told.get(spec.id, Told()))
+        if not plan.bets:
+            return  # no box in play this round
         bets = await self._send(spec, "POST", f"{path}/bets", bets_body(plan, closed_at))
-        if bets is None or not bets.is_success:
+        if bets is not None and _not_in_play(bets):
+            # Suspended since we last asked: ask, and deal the round without those wagers.
+            await self._ask(spec)
+            plan = honoured(plan, self.told.get(spec.id, Told()))
+            bets = await self._send(spec, "POST", f"{path}/bets", bets_body(plan, closed_at))
+        if bets is None or not bets.is_success or not plan.bets:
             return
         self.stats.returned += sum(b.get("jackpot") == "returned" for b in bets.json()["boxes"])
         await self._pause(self.period * PLAY_SHARE)
@@ -321,6 +353,15 @@ class Simulator:
         self.stats.errors += 1
         self.say(f"{spec.id} {method} {path}: given up at the stop")
         return None
+
+
+def _not_in_play(response: httpx.Response) -> bool:
+    if response.status_code != 409:
+        return False
+    try:
+        return bool(response.json().get("type") == "progressive-not-in-play")
+    except ValueError:
+        return False
 
 
 def _problem(response: httpx.Response) -> str:

@@ -43,4 +43,6 @@ def floor_config(floor: Floor) -> FloorConfig:
         floor.dual_control,
         retain_ms=floor.retain_ms,
         max_open_rounds=floor.max_open_rounds,
+        table_silence_ms=floor.table_silence_ms,
+        suspend_silent_tables=floor.suspend_silent_tables,
     )

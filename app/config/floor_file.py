@@ -46,6 +46,10 @@ class FloorError(Exception):
         super().__init__(f"floor configuration {source}: {count}\n" + "\n".join(self.problems))
 
 
+# What an empty bearer token hashes to: never a token (app/api/auth.py).
+EMPTY_TOKEN_SHA256 = hashlib.sha256(b"").hexdigest()
+
+
 def token_hash(token: str) -> str:
     """What the floor file stores for a bearer token (tokens are never stored in clear)."""
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
@@ -158,6 +162,10 @@ class Floor(_Section):
     # Settled, void and expired rounds are kept in memory this long (then the journal).
     retain_ms: StrictInt = Field(default=900_000, ge=0)
     dual_control: StrictBool = False  # a supervisor's change needs a second supervisor
+    # A table silent (no status poll) this long is flagged, and with the second taken out
+    # of play by the writer's timer until a supervisor resumes it (rule 5.17).
+    table_silence_ms: StrictInt = Field(default=10_000, ge=1)
+    suspend_silent_tables: StrictBool = False
     links: tuple[LinkSection, ...] = ()
     tables: tuple[TableSection, ...] = ()
     operators: tuple[OperatorSection, ...] = ()
@@ -387,7 +395,9 @@ def _token_checks(raw: Mapping[str, Any]) -> Iterator[tuple[Loc, str]]:
             if not isinstance(digest, str):
                 continue
             where = _where(raw, (section, index))
-            if digest in seen:
+            if digest == EMPTY_TOKEN_SHA256:
+                yield (section, index, "token_sha256"), "the sha256 of the empty string: no token"
+            elif digest in seen:
                 yield (section, index, "token_sha256"), f"same token as {seen[digest]}"
             else:
                 seen[digest] = where

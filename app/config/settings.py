@@ -69,3 +69,15 @@ class Settings(BaseSettings):
     # standby takes over this long after the leader's last renewal, by the database's
     # clock; the leader renews every third of it.
     lease_ms: int = Field(default=3_000, ge=100)
+    # A writer on a floor holding the demo floor's published tokens: only `jackpot demo`
+    # and the tests set JACKPOT_DEMO_TOKENS=1 (docs/operations.md, "The floor file").
+    demo_tokens: bool = False
+    # /docs and /redoc (their pages load scripts from a public CDN): off unless asked.
+    api_docs: bool = False
+    # The journal's head signed with Ed25519 (app/writer/head_signing.py; docs/operations.md,
+    # "Signed heads"): the private key as a PEM file or as its text, the directory the
+    # signed heads are written to (default: data_dir/signed-heads), and how often.
+    head_key_file: Path | None = None
+    head_key: str | None = Field(default=None, repr=False)
+    signed_heads_dir: Path | None = None
+    sign_head_every_s: float = Field(default=60.0, gt=0)

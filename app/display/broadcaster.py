@@ -138,6 +138,16 @@ class Broadcaster:
             message = {"type": "status", "seq": 0, "link": state.link}
             self._originate(state, {**message, "status": status, "detail": detail})
 
+    def in_play(self, link: str, info: Mapping[str, object]) -> None:
+        """What is out of play on the link (app/state/in_play_views.py `link_in_play`): a
+        `status` message when it changes, with the link's status as it is."""
+        state = self._writer_link(link)
+        if state.in_play == dict(info):
+            return
+        self._flush_meters(state)
+        message = {"type": "status", "seq": 0, "link": link, "status": state.status}
+        self._originate(state, {**message, "detail": state.detail, **info})
+
     def lead(self, base_seq: int, values: Mapping[str, Mapping[str, str]]) -> None:
         """This writer process has just taken over (app/writer/leadership.py): every link
         starts again from a fresh snapshot with the current meter `values`, its seq at

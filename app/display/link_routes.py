@@ -69,6 +69,10 @@ def display_router(broadcaster: Broadcaster, *, display_token: str | None = None
     async def display_js() -> FileResponse:
         return FileResponse(STATIC / "display.js", media_type="text/javascript", headers=_NO_CACHE)
 
+    @router.get("/static/in_play.js", include_in_schema=False)
+    async def in_play_js() -> FileResponse:
+        return FileResponse(STATIC / "in_play.js", media_type="text/javascript", headers=_NO_CACHE)
+
     @router.get("/static/display.css", include_in_schema=False)
     async def display_css() -> FileResponse:
         return FileResponse(STATIC / "display.css", media_type="text/css", headers=_NO_CACHE)
@@ -150,7 +154,7 @@ def _given_token(connection: Request | WebSocket) -> str | None:
                 return None
     scheme, _, credentials = connection.headers.get("authorization", "").partition(" ")
     if scheme.lower() == "bearer":
-        return credentials.strip()
+        return credentials.strip(" \t")  # SP and HTAB only, as app/api/auth.py
     return connection.query_params.get("token")
 
 

@@ -13,6 +13,9 @@ from app.display.subscription import Subscription
 Message = dict[str, object]
 RECENT_WINS = 25
 STATUSES = ("ok", "degraded")
+# A `status` message's in-play fields (docs/api.md, Displays); absent: unchanged.
+IN_PLAY_KEYS = ("in_play", "reason", "since", "tables")
+IN_PLAY: Message = {"in_play": True, "reason": None, "since": None, "tables": []}
 WIN_STATES = ("pending", "final", "void")
 
 
@@ -40,6 +43,7 @@ class LinkState:
     snapshot: str | None = None  # cached serialised snapshot for the current seq
     local_status: tuple[str, str] | None = None  # display role: our own feed is down
     heard_at: float | None = None  # display role: loop time of the last writer message
+    in_play: Message = field(default_factory=lambda: dict(IN_PLAY))
 
     def meter_list(self) -> list[Message]:
         return [
@@ -59,6 +63,7 @@ class LinkState:
             "detail": detail,
             "pending": list(self.pending.values()),
             "recent_wins": list(self.recent),
+            **self.in_play,
         }
 
     def apply(self, message: Mapping[str, object]) -> None:
@@ -89,6 +94,8 @@ class LinkState:
         elif kind == "status":
             self.status = str(message.get("status", "ok"))
             self.detail = str(message.get("detail", ""))
+            if "in_play" in message:
+                self.in_play = {k: message.get(k) for k in IN_PLAY_KEYS}
         elif kind == "snapshot":
             self.currency = str(message.get("currency", self.currency))
             self.names, self.values = {}, {}
@@ -97,6 +104,8 @@ class LinkState:
             self.detail = str(message.get("detail", ""))
             self.pending = {str(w["award_id"]): w for w in entries(message.get("pending"))}
             self.recent = deque(entries(message.get("recent_wins")), maxlen=RECENT_WINS)
+            known = "in_play" in message
+            self.in_play = {k: message.get(k) for k in IN_PLAY_KEYS} if known else dict(IN_PLAY)
         if "seq" in message:
             self.seq = int(str(message["seq"]))
         self.snapshot = None

@@ -43,6 +43,7 @@ from prometheus_client.core import (
     Metric,
 )
 
+from app.ops.in_play_readings import InPlayReadings, in_play_reads
 from app.ops.meter_reads import meter_reads
 from app.ops.readings import (
     BroadcasterReadings,
@@ -97,13 +98,13 @@ def _le(bound: float) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class StagedCounts:
+class StagedSamples:
     """Counts staged for one group of requests, counted once it is answered."""
 
     events: list[tuple[str, str, str]]
     late: list[str]
 
-    def merge(self, later: StagedCounts) -> None:
+    def merge(self, later: StagedSamples) -> None:
         """A group merged into the one gathered before it brings its counts along."""
         self.events.extend(later.events)
         self.late.extend(later.late)
@@ -154,20 +155,20 @@ class PrometheusMetrics:
     def late(self, kind: str) -> None:
         self.late_events[kind] = self.late_events.get(kind, 0) + 1
 
-    def take(self) -> StagedCounts:
+    def take(self) -> StagedSamples:
         """What is staged so far, for the group it belongs to (the writer applies the next
         group while this one is being committed); staging starts afresh."""
-        staged = StagedCounts(self._staged, self._staged_late)
+        staged = StagedSamples(self._staged, self._staged_late)
         self._staged, self._staged_late = [], []
         return staged
 
-    def commit(self, rows: int, seconds: float, staged: StagedCounts | None = None) -> None:
+    def commit(self, rows: int, seconds: float, staged: StagedSamples | None = None) -> None:
         """A group of `rows` journal entries was committed in `seconds`."""
         self.batch_rows.observe(rows)
         self.commit_seconds.observe(seconds)
         self.settle(staged)
 
-    def settle(self, staged: StagedCounts | None = None) -> None:
+    def settle(self, staged: StagedSamples | None = None) -> None:
         """The staged requests (of `staged`, else all so far) are answered: committed, or
         nothing needed committing."""
         staged = self.take() if staged is None else staged
@@ -211,6 +212,8 @@ class PrometheusMetrics:
         """The writer's queue, journal, database status and the floor's state."""
         self._reads += writer_reads(writer)
         self._reads += meter_reads(writer)
+        if isinstance(writer, InPlayReadings):
+            self._reads += in_play_reads(writer)
 
     def watch_leadership(self, leadership: LeadershipReadings) -> None:
         """A writer process among several on one database: role, epoch, lease age."""

@@ -164,6 +164,13 @@ def writer_reads(writer: WriterReadings) -> list[Read]:
             kind="counter",
         ),
         Read(
+            "jackpot_chain_broken",
+            "Commits the database refused as not following its head (entries it lost or "
+            "changed: a rollback); the writer rebuilt from it each time",
+            _stat(stats, "chain_broken"),
+            kind="counter",
+        ),
+        Read(
             "jackpot_pending_awards",
             "Meter awards (and operator resets) pending behind the watermark",
             pending,

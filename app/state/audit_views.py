@@ -19,10 +19,12 @@ def audit_matches(
     record: dict[str, Any], link: str | None, table: str | None, action: str | None
 ) -> bool:
     """`action` is the record's action (`correct:adjust`) or its first part (`correct`,
-    `propose`); `table` the table of the round a correction names."""
+    `propose`); `table` the table of the round a correction names, or the table
+    suspended or resumed."""
     if link is not None and record.get("link") != link:
         return False
-    if table is not None and str(record.get("round", "")).partition("/")[0] != table:
+    named = record.get("table") or str(record.get("round", "")).partition("/")[0]
+    if table is not None and named != table:
         return False
     return action is None or action in (record["action"], record["action"].partition(":")[0])
 

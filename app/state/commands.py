@@ -84,11 +84,33 @@ class CorrectCommand(_MeterCommand, frozen=True, kw_only=True, tag="correct"):
 MeterCommand: TypeAlias = SeedCommand | ResetCommand | CorrectCommand
 
 
+# -- a supervisor takes a link, a table or boxes out of play, or back (5.17, 5.18) -----
+
+
+class SuspendCommand(_MeterCommand, frozen=True, kw_only=True, tag="suspend"):
+    kind: ClassVar[str] = "suspend"
+    link: str | None
+    table: str | None
+    boxes: list[int] | None
+    reason: str
+
+
+class ResumeCommand(_MeterCommand, frozen=True, kw_only=True, tag="resume"):
+    kind: ClassVar[str] = "resume"
+    link: str | None
+    table: str | None
+    boxes: list[int] | None
+    reason: str
+
+
+InPlayCommand: TypeAlias = SuspendCommand | ResumeCommand
+
+
 class ProposeCommand(_Command, frozen=True):
-    """A meter change held until a second supervisor approves it."""
+    """A supervisor's change held until a second supervisor approves it."""
 
     kind: ClassVar[str] = "propose"
-    change: MeterCommand
+    change: MeterCommand | InPlayCommand
 
     def proposed(self) -> dict[str, Any]:
         """The change as the proposal (and its entry) records it: its kind, then its fields."""
@@ -117,6 +139,8 @@ Command: TypeAlias = (
     | ProposeCommand
     | ApproveCommand
     | RejectCommand
+    | SuspendCommand
+    | ResumeCommand
 )
 
 

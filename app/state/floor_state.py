@@ -24,6 +24,7 @@ from app.state.shape import RoundExtras as RoundExtras
 from app.state.shape import TableConfig as TableConfig
 from jackpot.errors import UnknownError
 from jackpot.floor import Floor, Result
+from jackpot.in_play import InPlay
 
 
 @dataclass(slots=True)
@@ -41,6 +42,8 @@ class Service:
     # views show them pending until it is, so that no table is told a final amount that a
     # failed commit would take back. Kept by the writer; empty in a rebuilt service.
     uncommitted: set[str] = field(default_factory=set)
+    # What is out of play, and every period it was (docs/design.md, "In play").
+    in_play: InPlay = field(default_factory=InPlay)
 
     def __post_init__(self) -> None:
         self.floor = Floor(self.config.links, self.config.timing, self.config.retain_ms)

@@ -40,12 +40,17 @@ from app.state.entries import (
     ProposeEntry,
     RejectEntry,
     ResetEntry,
+    ResumeChange,
+    ResumeEntry,
+    SuspendChange,
+    SuspendEntry,
     VoidEntry,
     change_of,
     entry_draws,
     entry_from_dict,
     idempotency_key,
 )
+from app.state.in_play_kinds import apply_in_play, check_in_play, check_in_play_bets
 from app.state.operator_views import operator_answer
 from app.state.reductions import check_reduction, with_reason_code
 from app.state.shape import FloorData, RoundExtras
@@ -115,6 +120,10 @@ def prepare_bets(
         )
     # The entry's records are the command's boxes as they are; its decisions made once.
     decisions = decide_bets(settings, command.boxes, Decision)
+    # 5.18.2: no jackpot wager where the progressive is not in play (409 naming it).
+    check_in_play_bets(
+        state, table, ((b.box, b.jackpot > 0 or b.jackpot_dealer > 0) for b in command.boxes)
+    )
     # Singapore Stud's Magic Card, Lucky Player and Lucky Dealer are drawn by the
     # server when bets close (4.3-4.5), from the caller's secure generator.
     draws = draw(settings, rng)
@@ -326,8 +335,11 @@ def _propose(service: FloorData, entry: ProposeEntry) -> Any:
     proposed = change.entry(entry.now, entry.by)
     # Checked now (unknown link or meter: 404; a seed above the ceiling) so that
     # approving cannot fail on it.
-    _meter(service, change.link, change.meter)
-    if not isinstance(proposed, ResetEntry):
+    if isinstance(change, SuspendChange | ResumeChange):
+        check_in_play(service, change.entry(entry.now, entry.by))
+    else:
+        _meter(service, change.link, change.meter)
+    if not isinstance(proposed, ResetEntry | SuspendEntry | ResumeEntry):
         check_change(service.floor, proposed.command())
     pid = f"change-{len(service.proposals) + 1}"
     proposal = {
@@ -337,7 +349,8 @@ def _propose(service: FloorData, entry: ProposeEntry) -> Any:
     service.proposals[pid] = proposal
     service.audit.append(with_reason_code({
         "id": len(service.audit) + 1, "at": entry.now, "who": entry.by,
-        "action": f"propose:{change.kind}", "link": change.link, "meter": change.meter,
+        "action": f"propose:{change.kind}", "link": change.link,
+        "meter": getattr(change, "meter", None),
         "before": None, "after": {"change": pid}, "reason": change.reason,
     }, change))  # fmt: skip
     return proposal
@@ -359,7 +372,10 @@ def _approve(service: FloorData, entry: ApproveEntry) -> Any:
     """The change applied as if it were an entry now, with the proposer as `by`."""
     proposal = _proposal(service, entry)
     changed = change_of(proposal["change"], entry.id).entry(entry.now, proposal["by"])
-    result = _apply_change(service, changed, approved_by=entry.by)
+    if isinstance(changed, SuspendEntry | ResumeEntry):
+        result: Any = apply_in_play(service, changed, approved_by=entry.by)
+    else:
+        result = _apply_change(service, changed, approved_by=entry.by)
     proposal.update(state="approved", decided_by=entry.by, decided_at=entry.now)
     return result
 
@@ -370,10 +386,14 @@ def _reject(service: FloorData, entry: RejectEntry) -> Any:
     service.audit.append({
         "id": len(service.audit) + 1, "at": entry.now, "who": entry.by,
         "action": f"reject:{proposal['change']['kind']}",
-        "link": proposal["change"]["link"], "meter": proposal["change"]["meter"],
+        "link": proposal["change"].get("link"), "meter": proposal["change"].get("meter"),
         "before": {"change": proposal["id"]}, "after": None, "reason": entry.reason,
     })  # fmt: skip
     return proposal
+
+
+def _in_play(service: FloorData, entry: SuspendEntry | ResumeEntry) -> Any:
+    return apply_in_play(service, entry)
 
 
 def _operator_answer(service: FloorData, entry: Entry, result: Any) -> dict[str, Any]:
@@ -398,4 +418,6 @@ KINDS: dict[str, Kind] = {
     "propose": Kind(_propose, _prepare_change, _operator_answer),
     "approve": Kind(_approve, _prepare_change, _operator_answer),
     "reject": Kind(_reject, _prepare_change, _operator_answer),
+    "suspend": Kind(_in_play, _prepare_change, _operator_answer),
+    "resume": Kind(_in_play, _prepare_change, _operator_answer),
 }

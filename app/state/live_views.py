@@ -4,10 +4,12 @@ is pending or stale, each table's last event, each level's last hits, open propo
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from app.state.floor_state import Service
+from app.state.in_play_views import link_in_play, suspensions_view, table_heard, table_in_play
 from app.state.operator_views import proposal_view
 from app.state.timefmt import format_time
 from app.state.views import as_committed, award_row
@@ -48,6 +50,7 @@ def floor_view(
     *,
     degraded: bool = False,
     journal: tuple[int, str] | None = None,
+    last_heard: Callable[[str], int] | None = None,
 ) -> dict[str, Any]:
     """`GET /v1/floor` and the console's websocket message (without `you`)."""
     last = activity.observe(service)
@@ -62,6 +65,8 @@ def floor_view(
             "last_event": None if seen is None else seen[1],
             "last_event_at": None if seen is None else format_time(seen[0]),
             "silent": seen is None or now - seen[0] > silent,
+            **table_in_play(service, table_id),
+            **table_heard(service, table_id, now, last_heard),
         })  # fmt: skip
     view: dict[str, Any] = {
         "currency": service.config.currency,
@@ -77,6 +82,9 @@ def floor_view(
         "changes": [
             proposal_view(p) for p in service.proposals.values() if p["state"] == "proposed"
         ],
+        "suspensions": suspensions_view(service),
+        "table_silence_ms": service.config.table_silence_ms,
+        "suspend_silent_tables": service.config.suspend_silent_tables,
     }
     if journal is not None:
         view["journal"] = {"seq": journal[0], "head": journal[1]}
@@ -120,6 +128,7 @@ def _link_view(service: Service, link_id: str, degraded: bool) -> dict[str, Any]
         # What the server knows of itself; "writer unreachable" is the console's own
         # conclusion when this stream stops.
         "status": "degraded" if degraded else "ok",
+        "in_play": link_in_play(service, link_id)["in_play"],
         "meters": meters,
         "pending": pending,
         "stale_rounds": [

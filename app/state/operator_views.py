@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.state.in_play_views import InPlayChanged, in_play_answer
 from app.state.shape import FloorData
 from app.state.timefmt import format_time
 from app.state.views import reset_view
@@ -27,6 +28,8 @@ def operator_answer(service: FloorData, kind: str, result: object) -> dict[str, 
         return reset_view(result)
     if isinstance(result, CorrectionRecord):
         return correction_view(result)
+    if isinstance(result, InPlayChanged):
+        return in_play_answer(result)
     if isinstance(result, dict) and "change" in result:
         return proposal_view(result)
     raise TypeError(f"no answer for {kind}")

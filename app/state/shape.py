@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from app.state.entries import Decision, Drawn, PostedBox
 from jackpot.config import LinkConfig, Timing
 from jackpot.floor import Floor
+from jackpot.in_play import InPlay
 from tables.bets import TableSettings
 
 
@@ -38,6 +39,10 @@ class FloorConfig:
     # A table may hold this many rounds with bets and no outcome or void; beyond it, its
     # bets are refused (409) until some settle, are void or expire (jackpot/expiry.py).
     max_open_rounds: int = 1_000
+    # A table that has not asked what is in play for this long is flagged; with
+    # suspend_silent_tables the writer's timer also takes it out of play (rule 5.17).
+    table_silence_ms: int = 10_000
+    suspend_silent_tables: bool = False
 
 
 @dataclass(slots=True)
@@ -59,5 +64,6 @@ class FloorData(Protocol):
     proposals: dict[str, dict[str, Any]]
     audit: list[dict[str, Any]]
     uncommitted: set[str]
+    in_play: InPlay
 
     def table(self, table: str) -> TableConfig: ...

@@ -10,6 +10,7 @@ commit, so a batch costs one fsync.
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -17,7 +18,7 @@ from typing import Any, Protocol
 import asyncpg
 
 from app.store.database import Connections, ServerDatabase, create_pool
-from app.store.errors import Deposed, DuplicateEntry, JournalUnavailable
+from app.store.errors import ChainBroken, Deposed, DuplicateEntry, JournalUnavailable
 from app.store.packing import pack, unpack, unpack_bytes
 
 
@@ -31,6 +32,16 @@ class JournalRow:
     entry: str  # canonical JSON, byte-exact (the hash chain covers these bytes)
     answer: str | None  # canonical JSON of the first answer, returned to retries
     hash: str  # chain hash: of the previous row's hash and this row
+
+
+@dataclass(frozen=True, slots=True)
+class Fence:
+    """What a writer's appends carry (app/store/lease.py): the lease's epoch, and the
+    random nonce its takeover drew, which a rollback of the database cannot hand out
+    again as it can the epoch's number."""
+
+    epoch: int
+    nonce: str
 
 
 class JournalSource(Protocol):
@@ -52,7 +63,8 @@ class JournalSource(Protocol):
 class Journal(JournalSource, Protocol):
     async def append(self, rows: Sequence[JournalRow]) -> None:
         """All rows in one transaction: all committed, or none (DuplicateEntry,
-        JournalUnavailable)."""
+        JournalUnavailable; in PostgreSQL, a fenced append that does not follow the
+        database's head: ChainBroken)."""
 
     async def lookup(self, idem_key: str) -> JournalRow | None: ...
 
@@ -190,9 +202,10 @@ _UNAVAILABLE: tuple[type[BaseException], ...] = (
 )
 UNAVAILABLE = _UNAVAILABLE  # the same for the writer's lease (app/store/lease.py)
 
-# What the journal's fence raises (alembic/versions/0004): the lease's epoch is not ours;
-# an append without an epoch while a writer has led.
-_DEPOSED, _NO_EPOCH = "JP001", "JP002"
+# What the journal's fence raises (alembic/versions/0005): the lease's fence is not ours;
+# an append without an epoch while a writer has led; an append that does not follow the
+# journal's head (alembic/versions/0006).
+_DEPOSED, _NO_EPOCH, _CHAIN_BROKEN = "JP001", "JP002", "JP003"
 
 
 class PostgresJournal:
@@ -209,27 +222,27 @@ class PostgresJournal:
         self._pool = pool
         self._dsn = dsn
         self._owns_pool = owns_pool
-        # The epoch of the lease this writer holds (app/store/lease.py): every append
+        # The fence of the lease this writer holds (app/store/lease.py): every append
         # checks it in its own transaction. None: no epoch (tests and tools on a database
-        # where no writer ever led). Which epoch each session (by server pid) was given.
-        self.fence: int | None = None
-        self._epochs: dict[int, int] = {}
+        # where no writer ever led). Which fence each session (by server pid) was given.
+        self.fence: Fence | None = None
+        self._epochs: dict[int, Fence] = {}
         # A database that hangs must turn into a 503, not into requests waiting for ever.
         self._timeout = timeout
         self._closed = False
 
     @classmethod
-    async def connect(cls, dsn: str, *, timeout: float = 10.0) -> PostgresJournal:
+    async def connect(cls, dsn: str, *, command_timeout_s: float = 10.0) -> PostgresJournal:
         """A journal with a pool of its own, closed by `close`."""
         try:
             pool = await create_pool(dsn)
         except _UNAVAILABLE as error:
             raise JournalUnavailable(f"cannot reach the journal database: {error!r}") from error
-        return cls(pool, owns_pool=True, timeout=timeout, dsn=dsn)
+        return cls(pool, owns_pool=True, timeout=command_timeout_s, dsn=dsn)
 
     @property
     def dsn(self) -> str | None:
-        """Where a process of its own may connect (app/audit/reports.py: the reconciliation)."""
+        """Where a process of its own may connect (app/audit/reconciliation.py)."""
         if self._dsn is None and isinstance(self._pool, ServerDatabase):
             return self._pool.dsn  # known once the server's database is open
         return self._dsn
@@ -251,14 +264,16 @@ class PostgresJournal:
             # when it completes, and a unique violation on any row rolls back every row
             # (all or nothing). No BEGIN and COMMIT around it: two round trips fewer.
             # COPY, not executemany: faster as batches grow (docs/performance.md).
-            # The journal's trigger checks the session's epoch against the lease's in
-            # that same transaction (alembic/versions/0004).
+            # The journal's trigger checks the session's epoch and nonce against the
+            # lease's in that same transaction (alembic/versions/0005).
             async with self._pool.acquire(timeout=self._timeout) as connection:
                 pid = connection.get_server_pid()
                 if self.fence is not None and self._epochs.get(pid) != self.fence:
                     await connection.execute(
-                        "SELECT set_config('jackpot.epoch', $1, false)",
-                        str(self.fence),
+                        "SELECT set_config('jackpot.epoch', $1, false),"
+                        " set_config('jackpot.nonce', $2, false)",
+                        str(self.fence.epoch),
+                        self.fence.nonce,
                         timeout=self._timeout,
                     )
                     self._epochs[pid] = self.fence
@@ -270,6 +285,8 @@ class PostgresJournal:
         except _UNAVAILABLE as error:
             raise JournalUnavailable(f"journal write failed: {error!r}") from error
         except asyncpg.PostgresError as error:
+            if error.sqlstate == _CHAIN_BROKEN:
+                raise _chain_broken(error) from error
             if error.sqlstate == _DEPOSED or (error.sqlstate == _NO_EPOCH and self.fence is None):
                 raise Deposed(str(error)) from error
             if error.sqlstate == _NO_EPOCH:  # a new session under a known pid: set it next time
@@ -382,6 +399,16 @@ class PostgresJournal:
         self._closed = True
         if self._owns_pool:
             await self._pool.close()
+
+
+def _chain_broken(error: asyncpg.PostgresError) -> ChainBroken:
+    found = json.loads(getattr(error, "detail", None) or "{}")
+    return ChainBroken(
+        str(error),
+        found_seq=int(found.get("found_seq", -1)),
+        found_hash=str(found.get("found_hash", "")),
+        first_seq=int(found.get("first_seq", -1)),
+    )
 
 
 @contextlib.asynccontextmanager

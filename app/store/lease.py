@@ -1,30 +1,41 @@
 """The writer's lease in PostgreSQL: who leads, until when by the database's clock, and
-the epoch (fencing token) every takeover increments (alembic/versions/0003).
+the fence every takeover sets: the epoch it increments and a random nonce it draws
+(alembic/versions/0003, 0005).
 
 Every time here is the database's (`clock_timestamp()` inside the statement), never a
 host's: two writers on two machines compare nothing but what one server says. A lease
 is taken only once it has expired, and the takeover increments `epoch` in the same
 statement; the journal's fenced append (app/store/journal.py) refuses to commit under
-any other epoch, so a deposed writer that still believes it leads writes nothing.
+any other epoch, so a deposed writer that still believes it leads writes nothing. A
+database rolled back under the writers (an asynchronous replica promoted) hands an epoch
+out again; the nonce it cannot repeat: renewals and appends check both.
 """
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 
 import asyncpg
 
 from app.store.database import Connections
 from app.store.errors import JournalUnavailable
-from app.store.journal import UNAVAILABLE
+from app.store.journal import UNAVAILABLE, Fence
 
 
 @dataclass(frozen=True, slots=True)
 class Term:
-    """A takeover: the new epoch, and the database's clock at it (ms since the epoch)."""
+    """A takeover: the new epoch, and the database's clock at it (ms since the epoch),
+    and the nonce it drew."""
 
     epoch: int
     at_ms: int
+    nonce: str = ""
+
+    @property
+    def fence(self) -> Fence:
+        """What the journal's appends carry under this term (PostgresJournal.fence)."""
+        return Fence(self.epoch, self.nonce)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,21 +55,26 @@ _MS = "EXTRACT(EPOCH FROM clock_timestamp()) * 1000"
 # the expiry against the clock when it gets the row (a renewal may have come meanwhile).
 _ACQUIRE = f"""
 UPDATE writer_lease
-   SET epoch = epoch + 1, holder = $1, acquired_at = clock_timestamp(),
+   SET epoch = epoch + 1, nonce = $3, holder = $1, acquired_at = clock_timestamp(),
        expires_at = clock_timestamp() + $2 * INTERVAL '1 millisecond'
  WHERE id = 1 AND expires_at <= clock_timestamp()
 RETURNING epoch, ({_MS})::BIGINT AS at_ms
 """
 
-# A renewal by the holder of this epoch, even after expiry while nobody took over (it
-# still leads: the epoch did not move). A non-key update: it never waits for an append.
+# A renewal by the holder of this epoch and nonce, even after expiry while nobody took
+# over (it still leads: the fence did not move). A non-key update: it never waits for an
+# append.
 _RENEW = """
 UPDATE writer_lease SET expires_at = clock_timestamp() + $2 * INTERVAL '1 millisecond'
- WHERE id = 1 AND epoch = $1
+ WHERE id = 1 AND epoch = $1 AND nonce = $3
 RETURNING epoch
 """
 
-_RELEASE = "UPDATE writer_lease SET expires_at = '-infinity' WHERE id = 1 AND epoch = $1"
+_RELEASE = """
+UPDATE writer_lease SET expires_at = '-infinity' WHERE id = 1 AND epoch = $1 AND nonce = $2
+"""
+
+NONCE_BYTES = 16
 
 _READ = """
 SELECT epoch, holder,
@@ -79,6 +95,7 @@ class PostgresLease:
         self.holder = holder
         self.lease_ms = lease_ms
         self._timeout = timeout
+        self._nonces: dict[int, str] = {}  # epoch -> the nonce our takeover at it drew
 
     async def _fetchrow(self, query: str, *args: object) -> asyncpg.Record | None:
         try:
@@ -89,16 +106,26 @@ class PostgresLease:
 
     async def acquire(self) -> Term | None:
         """Take the lease if it has expired: the new term, or None (another leads)."""
-        record = await self._fetchrow(_ACQUIRE, self.holder, self.lease_ms)
-        return None if record is None else Term(record["epoch"], record["at_ms"])
+        nonce = secrets.token_hex(NONCE_BYTES)
+        record = await self._fetchrow(_ACQUIRE, self.holder, self.lease_ms, nonce)
+        if record is None:
+            return None
+        self._nonces = {record["epoch"]: nonce}
+        return Term(record["epoch"], record["at_ms"], nonce)
 
     async def renew(self, epoch: int) -> bool:
-        """Extend our lease; False if another has taken it (we are deposed)."""
-        return await self._fetchrow(_RENEW, epoch, self.lease_ms) is not None
+        """Extend our lease; False if another has taken it (we are deposed), or holds
+        the same epoch under another nonce (it was handed out again after a rollback)."""
+        nonce = self._nonces.get(epoch)
+        if nonce is None:
+            return False
+        return await self._fetchrow(_RENEW, epoch, self.lease_ms, nonce) is not None
 
     async def release(self, epoch: int) -> None:
         """On a clean stop: let a standby take over at once rather than at expiry."""
-        await self._fetchrow(_RELEASE, epoch)
+        nonce = self._nonces.get(epoch)
+        if nonce is not None:
+            await self._fetchrow(_RELEASE, epoch, nonce)
 
     async def read(self) -> LeaseView | None:
         record = await self._fetchrow(_READ)

@@ -18,11 +18,12 @@ from app.state.entries import Decision, Drawn, PostedBox
 from app.state.floor_state import RoundExtras, Service
 from app.store.packing import pack
 from jackpot import snapshot
+from jackpot.in_play import InPlay
 from jackpot.snapshot import canonical_json
 
 
 def dump_service(service: Service, seq: int, head: str) -> dict[str, Any]:
-    return {
+    state: dict[str, Any] = {
         "seq": seq,
         "head": head,
         "floor": snapshot.dump(service.floor),
@@ -41,6 +42,10 @@ def dump_service(service: Service, seq: int, head: str) -> dict[str, Any]:
         "proposals": service.proposals,
         "audit": service.audit,
     }
+    # Only once something was ever suspended: older snapshots stay byte for byte the same.
+    if service.in_play.periods:
+        state["in_play"] = service.in_play.dump()
+    return state
 
 
 def load_service(config: Any, state: dict[str, Any]) -> Service:
@@ -63,6 +68,7 @@ def load_service(config: Any, state: dict[str, Any]) -> Service:
     # Copies: the caller may keep the state dict.
     service.proposals = copy.deepcopy(state["proposals"])
     service.audit = list(state["audit"])
+    service.in_play = InPlay.load(state.get("in_play", ()))
     return service
 
 

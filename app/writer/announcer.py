@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from app.state.in_play_views import link_in_play
 from app.state.views import award_row, has_pending, meters
 from app.writer.ports import Broadcast
 from app.writer.position import Position
@@ -18,6 +19,8 @@ class Shown:
 
     wins: list[tuple[str, dict[str, object]]]  # (link, win message)
     meters: dict[str, dict[str, str]]  # link -> meter -> value
+    # link -> what is out of play there (a `status` message when it changes)
+    in_play: dict[str, dict[str, object]] = field(default_factory=dict)
 
 
 class Announcer:
@@ -46,10 +49,10 @@ class Announcer:
             if self.broadcast is not None:
                 self.broadcast.status(None, "ok", "events are recorded again")
 
-    async def wait_final(self, table: str, round_id: str, timeout: float) -> None:
-        """Wait until the round has no pending meter award, or the timeout."""
+    async def wait_final(self, table: str, round_id: str, wait_s: float) -> None:
+        """Wait until the round has no pending meter award, or `wait_s` seconds."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
+        deadline = loop.time() + wait_s
         while has_pending(self.position.service, table, round_id):
             remaining = deadline - loop.time()
             if remaining <= 0:
@@ -99,7 +102,8 @@ class Announcer:
             link: {m["meter"]: m["value"] for m in meters(self.position.service, link)}
             for link in links
         }
-        return Shown(wins, values)
+        in_play = {link: link_in_play(self.position.service, link) for link in links}
+        return Shown(wins, values, in_play)
 
     def show(self, shown: Shown, finalized: list[AwardRecord | ResetRecord]) -> None:
         rounds = {(a.table, a.round) for a in finalized if isinstance(a, AwardRecord)}
@@ -117,6 +121,8 @@ class Announcer:
             self.broadcast.win(link, win)
         for link, values in shown.meters.items():
             self.broadcast.meters(link, values)
+        for link, info in shown.in_play.items():
+            self.broadcast.in_play(link, info)
 
 
 def win(award: AwardRecord) -> dict[str, object]:

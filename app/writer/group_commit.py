@@ -17,12 +17,12 @@ from typing import Any
 
 from app.state.commands import command_body
 from app.store.chain import body_sha256
-from app.store.errors import DuplicateEntry, JournalUnavailable
+from app.store.errors import ChainBroken, DuplicateEntry, JournalUnavailable
 from app.store.journal import Journal, JournalRow
 from app.writer.announcer import Announcer
-from app.writer.answers import answer_of, entry_of, outcome_now, status_of
 from app.writer.group import AnswerOnCommit, Group, Submission
 from app.writer.journal_answers import recorded_answer
+from app.writer.kind_answers import answer_of, entry_of, outcome_now, status_of
 from app.writer.ports import WriterMetrics
 from app.writer.position import Position
 from app.writer.recovery import Recovery
@@ -246,6 +246,9 @@ class GroupCommitter:
         except DuplicateEntry as error:
             await self._duplicate(error, group)
             return False
+        except ChainBroken as error:
+            await self._diverged(error, group)
+            return False
         except (JournalUnavailable, OSError) as error:
             self._drop(error, group)
             return False
@@ -351,6 +354,42 @@ class GroupCommitter:
                 self._rollback(error, subs)
                 return
             await self._commit(self._apply(fresh))
+        finally:
+            if outer:
+                assert self.paused is not None
+                self.paused.set_result(None)
+                self.paused = None
+
+    async def _diverged(self, error: ChainBroken, group: Group) -> None:
+        """The database refused the group: it does not follow the database's head, which
+        lost entries this writer committed (a rollback under it) or holds another history.
+        The database is the record: the group and the one behind it get 503, the state is
+        rebuilt from the database, and no remembered answer outlives it, so nothing the
+        database no longer holds is answered 200 (docs/design.md, The lease and its fence)."""
+        seq, head = self.position.durable_head()
+        log.error(
+            "journal continuity broken: this writer's head is seq %d (hash %s), the "
+            "database's is seq %d (hash %s): the database lost or changed committed entries "
+            "(a rollback?); refusing the group and rebuilding from the database",
+            seq, head, error.found_seq, error.found_hash,
+        )  # fmt: skip
+        self.stats["chain_broken"] = self.stats.get("chain_broken", 0) + 1
+        self._drop(error, group)
+        self.position.answers.clear()
+        outer = self.paused is None
+        if outer:  # nothing is applied on the state being rebuilt
+            self.paused = asyncio.get_running_loop().create_future()
+        try:
+            replayed = await self.recovery.recover()
+            log.error("rebuilt from the database after the broken chain: %d entries", replayed)
+        except Exception as failed:
+            # From nothing: the next group's resync replays the whole journal first.
+            log.error(
+                "rebuild after the broken chain failed (%s): replaying before the next", failed
+            )
+            self.position.start_from(b"")
+            self.position.restore()
+            self.recovery.unsure = True
         finally:
             if outer:
                 assert self.paused is not None

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-from app.store.errors import JournalUnavailable
+from app.store.errors import BrokenChain, JournalUnavailable
 from app.store.journal import PostgresJournal
 from app.store.lease import Term
 from app.store.snapshots import packed_text_size
@@ -106,6 +106,10 @@ class Leadership:
             await self.follow()
             sent = time.monotonic()
             term = await self.lease.acquire()
+        except BrokenChain as error:
+            log.error("standby: the journal's chain is broken, refusing to lead: %s", error)
+            await asyncio.sleep(POLL_S)
+            return
         except (JournalUnavailable, OSError) as error:
             log.warning("standby: the database cannot be read: %s", error)
             await asyncio.sleep(POLL_S)
@@ -150,12 +154,12 @@ class Leadership:
 
     async def _take_over(self, term: Term) -> None:
         # From here our appends commit only under this epoch; the old leader's cannot.
-        self.journal.fence, self.epoch = term.epoch, term.epoch
+        self.journal.fence, self.epoch = term.fence, term.epoch
         try:
             # Every append of the old leader committed before our takeover did (its
             # fence held the row): the tail read now is the whole journal.
             tail = await self.follow()
-        except (JournalUnavailable, OSError) as error:
+        except (JournalUnavailable, OSError, BrokenChain) as error:
             log.error(
                 "takeover at epoch %d: the journal's tail cannot be read: %s", term.epoch, error
             )
@@ -204,6 +208,6 @@ class Leadership:
             try:
                 await self.writer.recover()
                 return
-            except (JournalUnavailable, OSError) as error:
+            except (JournalUnavailable, OSError, BrokenChain) as error:
                 log.warning("standby: the journal cannot be read: %s", error)
                 await asyncio.sleep(POLL_S)

@@ -11,6 +11,7 @@ from typing import Any
 from app.state.entries import Entry, entry_from_dict, entry_text
 from app.state.floor_state import Service
 from app.store.chain import GENESIS, chain_hash
+from app.store.continuity import check_follows
 from app.store.journal import JournalRow
 from app.store.packing import unpack_bytes
 from app.store.snapshots import load_service, text_size
@@ -98,7 +99,9 @@ class Position:
             self.replay(row)
 
     def replay(self, row: JournalRow) -> object:
-        """Apply a journal row's entry, as recorded; it becomes the head."""
+        """Apply a journal row's entry, as recorded, once it follows the head in the
+        chain (BrokenChain if not); it becomes the head."""
+        check_follows(self.seq, self.head, row)
         where = f"journal entry {row.seq}"
         result = self.service.apply(entry_from_dict(loads(row.entry, where), where))
         if row.idem_key is not None and row.body_sha256 is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 
+from app.store.continuity import check_base
 from app.store.journal import Journal
 from app.writer.announcer import Announcer
 from app.writer.group import Group
@@ -39,6 +40,7 @@ class Recovery:
                 # come only from the whole journal (the next snapshot carries them).
                 position.start_from(b"")
                 position.restore()
+            await check_base(self.journal, position.seq, position.head)
             replayed = 0
             async for row in self.journal.read(position.seq):
                 position.replay(row)

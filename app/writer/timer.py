@@ -4,7 +4,9 @@ server time, so that replay never reads the clock (docs/design.md, the watermark
 from __future__ import annotations
 
 from app.state.entries import ExpireEntry, FinalizeEntry
+from app.state.in_play_views import InPlayChanged, in_play_answer
 from app.writer.group import Group
+from app.writer.liveness import Liveness
 from app.writer.position import Position
 from app.writer.writer_settings import WriterSettings
 from jackpot.floor import FinalizeResult
@@ -19,6 +21,7 @@ class Timer:
     def __init__(self, position: Position, settings: WriterSettings) -> None:
         self.position, self.settings = position, settings
         self.last_finalize = 0  # the server time of the last finalize entry
+        self.liveness = Liveness(settings.clock())
 
     def sleep_s(self) -> float | None:
         """How long the writer may wait for a request before a timed entry is due."""
@@ -34,6 +37,9 @@ class Timer:
         expiry = floor.expire_due()
         if expiry is not None:
             due = expiry if due is None else min(due, expiry)
+        silent = self.liveness.due(self.position.service)
+        if silent is not None:
+            due = silent if due is None else min(due, silent)
         if due is None:
             return None
         return max(0.0, (due - now) / 1000)
@@ -43,6 +49,7 @@ class Timer:
         if self._finalize_due(now):
             self._finalize(now, group)
         self._expire(now, group)
+        self._suspend_silent(now, group)
 
     def _finalize_due(self, now: int) -> bool:
         floor = self.position.service.floor
@@ -75,3 +82,15 @@ class Timer:
             entry = ExpireEntry(now=now, rounds=[list(key) for key in rounds])
             position.service.apply(entry)
             position.append(group.rows, position.row(entry, None, None, None))
+
+    def _suspend_silent(self, now: int, group: Group) -> None:
+        """A table unheard longer than `table_silence_ms` is taken out of play when the
+        floor asks for it (`suspend_silent_tables`): it cannot be told what is in play,
+        so it may not take jackpot wagers (rule 5.17); a supervisor resumes it."""
+        position = self.position
+        for entry in self.liveness.suspensions(position.service, now):
+            result = position.service.apply(entry)
+            assert isinstance(result, InPlayChanged)
+            position.append(group.rows, position.row(entry, None, None, in_play_answer(result)))
+            if result.link is not None:
+                group.links.add(result.link)

@@ -25,6 +25,7 @@ from app.writer.announcer import Announcer
 from app.writer.group import Reply, Submission
 from app.writer.group_commit import GroupCommitter
 from app.writer.journal_answers import left_memory, recorded_answer
+from app.writer.liveness import Liveness
 from app.writer.ports import Broadcast, Uncounted, WriterMetrics
 from app.writer.position import Position, loads
 from app.writer.recovery import Recovery
@@ -117,6 +118,14 @@ class Writer:
         """The server time in ms (`WriterSettings.clock`)."""
         return self.settings.clock
 
+    def last_heard(self, table: str) -> int:
+        """When the table last asked what is in play (or this writer began leading)."""
+        return self.timer.liveness.last(table)
+
+    def heard(self, table: str, now: int) -> None:
+        """The table asked what is in play: its heartbeat (app/writer/liveness.py)."""
+        self.timer.liveness.hear(table, now)
+
     @property
     def outcome_wait_s(self) -> float:
         return self.settings.outcome_wait_s
@@ -146,8 +155,8 @@ class Writer:
     def recorded_again(self) -> None:
         self.announcer.recorded_again()
 
-    async def wait_final(self, table: str, round_id: str, timeout: float) -> None:
-        await self.announcer.wait_final(table, round_id, timeout)
+    async def wait_final(self, table: str, round_id: str, wait_s: float) -> None:
+        await self.announcer.wait_final(table, round_id, wait_s)
 
     def stand_by(self) -> None:
         """Another writer leads: refuse every request, record nothing."""
@@ -173,6 +182,8 @@ class Writer:
     # The loop.
 
     def start(self) -> None:
+        # Tables are heard from now on: none is silent for the time before it led.
+        self.timer.liveness = Liveness(self.clock())
         self.queue = asyncio.Queue()
         self.task = asyncio.create_task(self._run(), name="jackpot-writer")
 

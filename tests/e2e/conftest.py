@@ -44,6 +44,19 @@ class Server:
         return self.log.read_text(errors="replace")[-3000:]
 
 
+@pytest.fixture(autouse=True, scope="session")
+def demo_tokens() -> Iterator[None]:
+    """The servers these tests start run on the demo floor's published tokens, on purpose
+    (`jackpot serve` refuses them otherwise)."""
+    before = os.environ.get("JACKPOT_DEMO_TOKENS")
+    os.environ["JACKPOT_DEMO_TOKENS"] = "1"
+    yield
+    if before is None:
+        del os.environ["JACKPOT_DEMO_TOKENS"]
+    else:
+        os.environ["JACKPOT_DEMO_TOKENS"] = before
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -64,6 +77,7 @@ def _environment(dsn: str) -> dict[str, str]:
     env.pop("REDIS_URL", None)
     env["DATABASE_URL"] = dsn
     env["PYTHONPATH"] = str(ROOT)
+    env["JACKPOT_DEMO_TOKENS"] = "1"  # the demo floor's tokens, on purpose
     return env
 
 

@@ -253,7 +253,7 @@ async def test_displays_on_two_processes_follow_the_writer_and_recover_from_kill
         for ws in (on_one[-1], on_two[0]):
             await until_major(ws, "10000.75")
 
-    metrics = httpx.get(f"{two.url}/metrics", timeout=5)
+    metrics = httpx.get(f"{two.url}/metrics", timeout=5)  # noqa: ASYNC210 - one last read after the scenario; nothing else runs on the loop
     if metrics.status_code == 200:  # once app/api/application.py serves them on display processes
         assert "jackpot_redis_up 1.0" in metrics.text
 
@@ -421,6 +421,38 @@ def test_compose_gives_redis_a_password_and_the_apps_the_signing_secret() -> Non
         environment = services[name]["environment"]
         assert environment["REDIS_URL"].startswith("redis://:${REDIS_PASSWORD}@redis:")
         assert environment["JACKPOT_REDIS_SECRET"].startswith("${JACKPOT_REDIS_SECRET:?")
+
+
+def test_compose_requires_a_floor_file_of_the_casinos_own() -> None:
+    compose = yaml.safe_load(COMPOSE.read_text())
+    for volume in compose["x-app"]["volumes"]:
+        if volume.endswith(":/etc/jackpot/floor.toml:ro"):
+            assert volume.startswith("${JACKPOT_FLOOR:?"), volume
+            break
+    else:
+        raise AssertionError("no floor file mounted")
+
+
+def test_compose_migrates_as_the_owner_and_runs_the_writers_as_the_runtime_role() -> None:
+    services: dict[str, Any] = yaml.safe_load(COMPOSE.read_text())["services"]
+    postgres = services["postgres"]
+    assert (
+        "./deploy/postgres-init.sh:/docker-entrypoint-initdb.d/10-jackpot.sh:ro"
+        in (postgres["volumes"])
+    )
+    for secret in ("JACKPOT_OWNER_PASSWORD", "JACKPOT_APP_PASSWORD"):
+        assert postgres["environment"][secret].startswith(f"${{{secret}:?")
+    migrate = services["migrate"]
+    assert migrate["command"] == ["migrate"]
+    owner = migrate["environment"]["JACKPOT_OWNER_DATABASE_URL"]
+    assert owner.startswith("postgresql://jackpot_owner:${JACKPOT_OWNER_PASSWORD}@postgres:")
+    writers = [n for n, s in services.items() if "writer" in s.get("command", [])]
+    assert len(writers) == 2
+    for name in writers:
+        url = services[name]["environment"]["DATABASE_URL"]
+        assert url.startswith("postgresql://jackpot_app:${JACKPOT_APP_PASSWORD}@postgres:")
+        needs = services[name]["depends_on"]["migrate"]
+        assert needs == {"condition": "service_completed_successfully"}
 
 
 def test_nginx_logs_no_query_string_and_bounds_slow_and_greedy_clients() -> None:

@@ -52,7 +52,7 @@ class _Struct(msgspec.Struct, forbid_unknown_fields=True):
     pass
 
 
-class BoxBet(_Struct):
+class BoxBetBody(_Struct):
     box: Box
     ante: str = "0"  # amounts: checked and parsed by `money`
     jackpot: str | None = None
@@ -62,10 +62,10 @@ class BoxBet(_Struct):
 
 class Bets(_Struct):
     closed_at: str
-    boxes: Annotated[list[BoxBet], msgspec.Meta(min_length=1, max_length=52)]
+    boxes: Annotated[list[BoxBetBody], msgspec.Meta(min_length=1, max_length=52)]
 
 
-class BoxHand(_Struct):
+class BoxHandBody(_Struct):
     box: Box
     dealt_at: str
     cards: Hand
@@ -78,7 +78,7 @@ class Dealer(_Struct):
 
 
 class Outcome(_Struct):
-    boxes: Annotated[list[BoxHand], msgspec.Meta(max_length=52)]
+    boxes: Annotated[list[BoxHandBody], msgspec.Meta(max_length=52)]
     dealer: Dealer | None = None
 
 

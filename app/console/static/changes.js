@@ -3,6 +3,7 @@
 
 import { $, clear, el, field, money, moneyUnits, unitsText, when } from "./dom.js";
 import { call, path } from "./api.js";
+import { describeInPlay } from "./in_play.js";
 
 const MONEY = /^\d{1,9}(\.\d{1,2})?$/;
 const SIGNED = /^-?\d{1,9}(\.\d{1,2})?$/;
@@ -218,6 +219,7 @@ export function refreshForms() {
 }
 
 function describeChange(c) {
+  if (c.kind === "suspend" || c.kind === "resume") return describeInPlay(c); // in_play.js
   const what = { seed: "seed", reset: "reset", correct: `correction: ${(c.correction || "").replace("_", " ")}` }[c.kind] || c.kind;
   const parts = [`${what} on ${c.link} · ${c.meter}`];
   if (c.seed !== undefined) parts.push(`new seed ${money(c.seed)}`);

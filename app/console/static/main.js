@@ -7,6 +7,7 @@ import { closeMeter, renderFloor } from "./floor.js";
 import { refreshForms, renderProposals, setupChanges } from "./changes.js";
 import { audit, awards } from "./records.js";
 import { run as reconcile, setupReconciliation } from "./reconcile.js";
+import { renderInPlay, setupInPlay } from "./in_play.js";
 
 const state = { floor: null, you: null, live: null, view: "floor", unreachable: false };
 
@@ -69,6 +70,7 @@ function onFloor(floor) {
   renderFloor(floor, { unreachable: state.unreachable });
   renderProposals(floor);
   refreshForms();
+  renderInPlay(floor);
 }
 
 function signedIn(you, floor) {
@@ -86,6 +88,7 @@ function signedIn(you, floor) {
   audit.setup(floor);
   awards.setup(floor);
   setupReconciliation();
+  setupInPlay({ role: you.role });
   onFloor(floor);
   state.live = new Live(session.token, { onFloor, onState: setConnection, onDenied: () => signOut("Your token is no longer accepted: sign in again.") });
   show("floor");

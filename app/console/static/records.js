@@ -4,7 +4,7 @@ import { $, clear, el, field, fromLocalInput, money, row, when } from "./dom.js"
 import { ApiError, downloadCsv, get } from "./api.js";
 
 const AWARD_KINDS = ["meter", "fixed", "envy", "magic_card", "lucky_player", "lucky_dealer", "river"];
-const ACTIONS = ["seed", "reset", "correct", "propose", "reject"];
+const ACTIONS = ["seed", "reset", "correct", "propose", "reject", "suspend", "resume"];
 
 function options(id, label, values) {
   return el("select", { id }, el("option", { value: "", text: label }),
@@ -73,6 +73,7 @@ function list({ prefix, path, kindName, kinds, kindLabel, render, file, limit })
 function describe(side) {
   if (!side) return "—";
   if (side.change) return side.change;
+  if ("in_play" in side) return side.in_play ? "in play" : "not in play";
   return Object.entries(side).map(([k, v]) => `${k} ${money(v)}`).join(", ");
 }
 

@@ -170,6 +170,7 @@
   function status(message) {
     view.status = message.status;
     view.detail = message.detail || "";
+    if (window.jackpotInPlay) window.jackpotInPlay(message); // in_play.js
     refreshDown();
   }
 

@@ -46,6 +46,7 @@ from app.state.entries.rounds import (
     VoidEntry,
     entry_draws,
 )
+from app.state.entries.suspensions import ResumeChange, ResumeEntry, SuspendChange, SuspendEntry
 from jackpot.snapshot import canonical_json
 
 __all__ = [
@@ -55,6 +56,7 @@ __all__ = [
     "ProposeEntry", "RejectEntry", "ResetChange", "ResetEntry", "SeedChange", "SeedEntry",
     "VoidEntry", "change_of", "entry_dict", "entry_draws", "entry_from_dict", "entry_text",
     "idempotency_key", "version_of",
+    "ResumeChange", "ResumeEntry", "SuspendChange", "SuspendEntry",
 ]  # fmt: skip
 
 Entry: TypeAlias = (
@@ -69,6 +71,8 @@ Entry: TypeAlias = (
     | ProposeEntry
     | ApproveEntry
     | RejectEntry
+    | SuspendEntry
+    | ResumeEntry
 )
 
 

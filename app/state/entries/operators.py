@@ -9,6 +9,7 @@ import msgspec
 from msgspec import UNSET, Struct, UnsetType
 
 from app.state.entries.base import Base, EntryError, Version, version_of
+from app.state.entries.suspensions import ResumeChange, SuspendChange
 from jackpot.commands import Correct, ResetMeter, SetSeed
 from jackpot.money import Money
 
@@ -89,23 +90,28 @@ class ProposeEntry(Base, tag="propose", kw_only=True, frozen=True):
     by: str
     change: dict[str, Any]  # as proposed: `proposed` reads it
 
-    def proposed(self) -> SeedChange | ResetChange | CorrectChange:
+    def proposed(self) -> Proposable:
         return change_of(self.change, "change")
 
 
-_CHANGES: dict[Any, type[SeedChange | ResetChange | CorrectChange]] = {
+Proposable: TypeAlias = SeedChange | ResetChange | CorrectChange | SuspendChange | ResumeChange
+_CHANGES: dict[Any, type[Proposable]] = {
     "seed": SeedChange,
     "reset": ResetChange,
     "correct": CorrectChange,
+    "suspend": SuspendChange,
+    "resume": ResumeChange,
 }
 
 
-def change_of(data: Mapping[str, Any], where: str) -> SeedChange | ResetChange | CorrectChange:
+def change_of(data: Mapping[str, Any], where: str) -> Proposable:
     """A proposed change (its `kind` and fields): fields its kind has not were ignored by
     the servers that journaled and applied it, and still are; the proposal keeps them."""
     change = _CHANGES.get(data.get("kind"))
     if change is None:
-        raise EntryError(f"{where}: kind {data.get('kind')!r} is not seed, reset or correct")
+        raise EntryError(
+            f"{where}: kind {data.get('kind')!r} is not seed, reset, correct, suspend or resume"
+        )
     known = {k: v for k, v in data.items() if k == "kind" or k in change.__struct_fields__}
     try:
         return msgspec.convert(known, change, strict=True)

@@ -70,7 +70,7 @@ def replay(commands: list[Command], end: int) -> tuple[Floor, bool]:
         max_size=60,
     )
 )
-def test_voids_at_the_current_position_conserve_money_and_change_no_earlier_award(
+def test_voids_at_the_current_position_conserve_money_and_change_no_earlier_award(  # noqa: C901, PLR0912 - the model: one branch per op
     ops: list[tuple[str, int, int, str]],
 ) -> None:
     f = floor()

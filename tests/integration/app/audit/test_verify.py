@@ -48,7 +48,7 @@ from tables.bets import TableSettings
 from tables.cards import DECK
 from tables.games import game
 from tests.integration.app.support import build_server, running
-from tests.support import ROOT, as_command
+from tests.support import ROOT, as_command, rewrite_history
 
 START = 1_800_000_000_000
 T = TypeVar("T")
@@ -585,12 +585,15 @@ def _args(dsn: str, floor_file: Path, **extra: Any) -> argparse.Namespace:
 
 
 def _execute(dsn: str, statement: str, *args: Any) -> None:
+    """A change to the store, as an insider with the owner's SQL access would make it (the
+    journal's append-only trigger told so: tests.support.rewrite_history)."""
+
     async def run() -> None:
-        connection = await asyncpg.connect(dsn)
+        pool = await asyncpg.create_pool(dsn, min_size=1, max_size=1)
         try:
-            await connection.execute(statement, *args)
+            await rewrite_history(pool, statement, *args)
         finally:
-            await connection.close()
+            await pool.close()
 
     asyncio.run(run())
 

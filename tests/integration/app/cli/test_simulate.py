@@ -168,6 +168,10 @@ class Fake:
             "/v1/tables/{table}/rounds/{round}/{kind}", self.post, methods=["POST"]
         )
         self.app.add_api_route("/v1/tables/{table}/rounds/{round}", self.get, methods=["GET"])
+        self.app.add_api_route("/v1/tables/{table}/status", self.status, methods=["GET"])
+
+    async def status(self, table: str) -> JSONResponse:
+        return JSONResponse({"table": table, "in_play": True, "suspended_boxes": []})
 
     async def post(self, table: str, round: str, kind: str, request: Request) -> JSONResponse:
         body = await request.json()
@@ -205,13 +209,13 @@ class Fake:
 
 
 class Flaky(httpx.AsyncBaseTransport):
-    """The network fails the first requests: the simulator retries, never crashes."""
+    """The network fails the first round requests: the simulator retries, never crashes."""
 
     def __init__(self, inner: httpx.AsyncBaseTransport, failures: int) -> None:
         self.inner, self.failures = inner, failures
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        if self.failures:
+        if self.failures and "/rounds/" in request.url.path:
             self.failures -= 1
             raise httpx.ConnectError("connection refused", request=request)
         return await self.inner.handle_async_request(request)
@@ -331,3 +335,42 @@ def test_cli_parser_and_bad_input(monkeypatch: pytest.MonkeyPatch) -> None:
     assert main(["simulate", "--tables", "T99"]) == 2
     assert main(["simulate", "--rate", "0"]) == 2
     assert main(["simulate", "--rate", "fast"]) == 2  # bad usage, as argparse's
+
+
+async def test_a_table_told_not_in_play_deals_without_jackpot_wagers_until_resumed_rule_5_18_2(
+    app_client: tuple[httpx.AsyncClient, list[int]],
+) -> None:
+    client, statuses = app_client
+    sam = {"Authorization": "Bearer demo-supervisor"}
+    r = await client.post("/v1/links/stud/suspend", json={"reason": "controller"}, headers=sam)
+    assert r.status_code == 200
+    r = await client.post("/v1/tables/T03/suspend", json={"reason": "x", "boxes": [1]}, headers=sam)
+    assert r.status_code == 200
+    out = io.StringIO()
+    tables = [s for s in read_tables(DEMO) if s.id in ("T01", "T03")]
+    sim = Simulator(client, tables, rate=10, seed=5, out=out, grace_s=8, void_odds=1000)
+    stats = await sim.run(duration=1.5)
+    text = out.getvalue()
+    assert "T01 progressive not in play (controller): no jackpot wagers there" in text
+    assert "T03 progressive not in play on box 1 (x): no jackpot wagers there" in text
+    assert stats.errors == 0 and stats.rounds > 5, text
+    assert 409 not in statuses
+    floor = (await client.get("/v1/floor", headers=sam)).json()
+    assert floor["suspensions"]  # still suspended: nothing the simulator did resumed it
+    rounds = []
+    for table, prefix in (("T01", sim.prefix), ("T03", sim.prefix)):
+        for n in range(1, stats.rounds + 1):
+            got = await client.get(f"/v1/tables/{table}/rounds/{prefix}-{n:06d}", headers=sam)
+            if got.status_code == 200:
+                rounds.append((table, got.json()))
+    wagers = [(t, b["box"]) for t, view in rounds for b in view["boxes"] if b["wager"] != "0.00"]
+    assert rounds and ("T01", 1) not in {(t, 1) for t, _ in wagers if t == "T01"}
+    assert all(t == "T03" and box != 1 for t, box in wagers), wagers
+    # Resumed: the tables take jackpot wagers again (the heartbeat tells them).
+    await client.post("/v1/links/stud/resume", json={"reason": "ok"}, headers=sam)
+    out = io.StringIO()
+    sim = Simulator(client, tables[:1], rate=10, seed=6, out=out, grace_s=8, void_odds=1000)
+    await sim.run(duration=1.0)
+    assert "T01" not in {
+        line.split()[1] for line in out.getvalue().splitlines() if "not in play" in line
+    }

@@ -60,10 +60,11 @@ async def test_migrate_creates_the_journal_and_snapshot_tables(fresh_dsn: str) -
         ("holder", "text", "YES"),
         ("acquired_at", "timestamp with time zone", "YES"),
         ("expires_at", "timestamp with time zone", "NO"),
+        ("nonce", "text", "YES"),  # since 0005
     ]
     pool = await create_pool(fresh_dsn)
     try:
-        assert await pool.fetchval("SELECT version_num FROM alembic_version") == "0004"
+        assert await pool.fetchval("SELECT version_num FROM alembic_version") == "0007"
         unique = await pool.fetchval(
             "SELECT count(*) FROM pg_indexes WHERE tablename = 'journal'"
             " AND indexdef LIKE 'CREATE UNIQUE INDEX%(idem_key)'"

@@ -132,7 +132,7 @@ async def test_a_postmaster_not_yet_reaped_is_waited_for_then_replaced(
         deadline = time.monotonic() + 10
         while psutil.Process(old.pid).status() != psutil.STATUS_ZOMBIE:
             assert time.monotonic() < deadline
-            time.sleep(0.02)
+            time.sleep(0.02)  # noqa: ASYNC251 - waits for a zombie outside any server; nothing else runs on the loop
         embedded, took = await start(pgdata.parent, stale_wait=1)
         try:
             assert await answers(embedded) == 42
@@ -152,7 +152,7 @@ async def test_a_pid_file_naming_a_live_process_of_another_kind(
         saved = read_pid_file(pgdata)
         old.kill()
         old.wait()
-    other = subprocess.Popen(["sleep", "120"])
+    other = subprocess.Popen(["sleep", "120"])  # noqa: ASYNC220 - a stand-in process, started before the code under test runs
     try:
         (pgdata / "postmaster.pid").write_text("\n".join([str(other.pid), *saved[1:]]) + "\n")
         embedded, _ = await start(pgdata.parent, stale_wait=1)

@@ -18,6 +18,7 @@ from app.audit.export import export_line
 from app.audit.verify_run import verify
 from app.config.floor_config import floor_config
 from app.config.floor_file import FloorError, load_floor, parse_floor
+from app.store.chain import GENESIS, chain_hash
 from app.store.journal import Journal, JournalRow, PostgresJournal
 from app.writer.writer import Writer
 from jackpot.money import MAX_MONEY, MAX_ODDS, SCALE, Money, MoneyError, parse_money
@@ -314,8 +315,10 @@ async def test_recovery_refuses_an_entry_with_a_float_naming_it() -> None:
     bad = '{"kind":"finalize","now":1.5}'
     await journal.append(
         [
-            JournalRow(1, 1, "finalize", None, None, good, None, "a" * 64),
-            JournalRow(2, 1, "finalize", None, None, bad, None, "b" * 64),
+            JournalRow(
+                1, 1, "finalize", None, None, good, None, first := chain_hash(GENESIS, good)
+            ),
+            JournalRow(2, 1, "finalize", None, None, bad, None, chain_hash(first, bad)),
         ]
     )
     writer = build_server(journal=journal).writer

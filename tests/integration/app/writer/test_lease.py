@@ -4,7 +4,6 @@ clock, each takeover a new epoch, and an append under a stale epoch writes nothi
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from collections.abc import AsyncIterator
 
 import asyncpg
@@ -12,11 +11,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from app.store.chain import GENESIS, chain_hash
 from app.store.database import create_pool
 from app.store.errors import Deposed
 from app.store.journal import JournalRow, PostgresJournal
 from app.store.lease import PostgresLease
 from tests.conftest import run_blocking
+from tests.support import rewrite_history
 
 pytestmark = pytest.mark.integration
 
@@ -24,11 +25,12 @@ LEASE_MS = 60_000  # long: expiry is moved by the database's clock in the tests,
 
 
 def row(seq: int) -> JournalRow:
-    text = f'{{"kind":"finalize","n":{seq}}}'
-    return JournalRow(
-        seq, 1_795_000_000_000 + seq, "finalize", None, None, text, None,
-        hashlib.sha256(f"{seq}:{text}".encode()).hexdigest(),
-    )  # fmt: skip
+    """Entry `seq` of one chain (a writer's appends must follow the head: 0006)."""
+    head = GENESIS
+    for n in range(1, seq + 1):
+        text = f'{{"kind":"finalize","n":{n}}}'
+        head = chain_hash(head, text)
+    return JournalRow(seq, 1_795_000_000_000 + seq, "finalize", None, None, text, None, head)
 
 
 @pytest.fixture
@@ -98,12 +100,12 @@ async def test_an_append_under_a_stale_epoch_fails_and_writes_nothing(pool: asyn
     old, new = PostgresJournal(pool), PostgresJournal(pool)
     term = await a.acquire()
     assert term is not None
-    old.fence = term.epoch
+    old.fence = term.fence
     await old.append([row(1)])
     await expire(pool)
     taken = await b.acquire()
     assert taken is not None
-    new.fence = taken.epoch
+    new.fence = taken.fence
     with pytest.raises(Deposed):
         await old.append([row(2), row(3)])
     assert await journal_seqs(pool) == [1]
@@ -117,15 +119,23 @@ async def test_a_takeover_waits_for_an_append_in_flight_and_the_next_append_fail
     pool: asyncpg.Pool,
 ) -> None:
     a, b = PostgresLease(pool, "a", LEASE_MS), PostgresLease(pool, "b", LEASE_MS)
-    assert await a.acquire() is not None
+    first = await a.acquire()
+    assert first is not None
     await expire(pool)
     async with pool.acquire() as appending:
         # An append of epoch 1 has been checked by the journal's trigger, not yet committed.
-        await appending.execute("SELECT set_config('jackpot.epoch', '1', false)")
+        await appending.execute(
+            "SELECT set_config('jackpot.epoch', '1', false),"
+            " set_config('jackpot.nonce', $1, false)",
+            first.nonce,
+        )
         await appending.execute("BEGIN")
+        first_row = row(1)
         await appending.execute(
             "INSERT INTO journal (seq, recorded_at_ms, kind, entry, hash)"
-            " VALUES (1, 0, 'x', '{}', 'h')"
+            " VALUES (1, 0, 'finalize', $1, $2)",
+            first_row.entry,
+            first_row.hash,
         )
         takeover = asyncio.ensure_future(b.acquire())
         await asyncio.sleep(0.3)
@@ -137,7 +147,7 @@ async def test_a_takeover_waits_for_an_append_in_flight_and_the_next_append_fail
     term = await asyncio.wait_for(takeover, 5)
     assert term is not None and term.epoch == 2
     old = PostgresJournal(pool)
-    old.fence = 1
+    old.fence = first.fence
     with pytest.raises(Deposed):
         await old.append([row(2)])
     assert await journal_seqs(pool) == [1]
@@ -145,7 +155,8 @@ async def test_a_takeover_waits_for_an_append_in_flight_and_the_next_append_fail
 
 async def test_an_append_that_checks_after_a_takeover_committed_fails(pool: asyncpg.Pool) -> None:
     a, b = PostgresLease(pool, "a", LEASE_MS), PostgresLease(pool, "b", LEASE_MS)
-    assert await a.acquire() is not None
+    first = await a.acquire()
+    assert first is not None
     await expire(pool)
     async with pool.acquire() as taking:
         await taking.execute("BEGIN")
@@ -154,7 +165,7 @@ async def test_an_append_that_checks_after_a_takeover_committed_fails(pool: asyn
         )
         assert epoch == 2
         old = PostgresJournal(pool)
-        old.fence = 1
+        old.fence = first.fence
         append = asyncio.ensure_future(old.append([row(1)]))
         await asyncio.sleep(0.3)
         assert not append.done()  # waits for the takeover to end
@@ -189,7 +200,7 @@ async def test_the_epoch_is_set_once_per_session_and_again_after_a_takeover(
     journal = PostgresJournal(pool)
     term = await a.acquire()
     assert term is not None
-    journal.fence = term.epoch
+    journal.fence = term.fence
     for seq in (1, 2, 3):  # the pool's connections each given the epoch once
         await journal.append([row(seq)])
     await expire(pool)
@@ -197,7 +208,7 @@ async def test_the_epoch_is_set_once_per_session_and_again_after_a_takeover(
     assert taken is not None
     with pytest.raises(Deposed):  # the sessions still carry the old epoch
         await journal.append([row(4)])
-    journal.fence = taken.epoch  # a takeover by this process: the new epoch is set
+    journal.fence = taken.fence  # a takeover by this process: the new epoch is set
     await journal.append([row(4)])
     assert await journal_seqs(pool) == [1, 2, 3, 4]
 
@@ -224,13 +235,16 @@ def test_any_interleaving_keeps_one_writer_per_epoch_and_only_the_current_epoch_
 
 async def interleave(dsn: str, ops: list[Op]) -> None:
     pool = await create_pool(dsn, max_size=3)
+    # Each contender's journal has a pool of its own, as each writer process has: a
+    # session carries the fence of the one journal that set it.
+    own = [await create_pool(dsn, max_size=2) for _ in range(2)]
     try:
-        await pool.execute("TRUNCATE journal")
+        await rewrite_history(pool, "TRUNCATE journal")
         await pool.execute(
             "UPDATE writer_lease SET epoch = 0, holder = NULL, expires_at = '-infinity'"
         )
         leases = [PostgresLease(pool, name, LEASE_MS) for name in ("a", "b")]
-        journals = [PostgresJournal(pool), PostgresJournal(pool)]
+        journals = [PostgresJournal(own[0]), PostgresJournal(own[1])]
         believed: list[int | None] = [None, None]  # the epoch each believes it leads under
         db_epoch, expired = 0, True  # the model
         written: list[int] = []
@@ -245,7 +259,7 @@ async def interleave(dsn: str, ops: list[Op]) -> None:
                     db_epoch += 1
                     expired = False
                     assert term.epoch == db_epoch
-                    believed[who] = journals[who].fence = term.epoch
+                    believed[who], journals[who].fence = term.epoch, term.fence
             elif op == "renew":
                 mine = believed[who]
                 renewed = mine is not None and await leases[who].renew(mine)
@@ -262,4 +276,45 @@ async def interleave(dsn: str, ops: list[Op]) -> None:
                     written.append(seq)
         assert await journal_seqs(pool) == written
     finally:
+        for each in own:
+            await each.close()
         await pool.close()
+
+
+# -- a rollback of the database hands an epoch out again ----------------------------------
+
+
+async def roll_back_lease(pool: asyncpg.Pool, saved: asyncpg.Record) -> None:
+    """The lease row as it was when `saved` was read, expired: what an asynchronous
+    replica promoted without the last takeover's commit holds."""
+    await pool.execute(
+        "UPDATE writer_lease SET epoch = $1, holder = $2, expires_at = '-infinity' WHERE id = 1",
+        saved["epoch"],
+        saved["holder"],
+    )
+
+
+async def test_an_epoch_handed_out_again_after_a_rollback_fences_out_its_first_holder(
+    pool: asyncpg.Pool,
+) -> None:
+    a, b, c = (PostgresLease(pool, name, LEASE_MS) for name in "abc")
+    first = await a.acquire()
+    assert first is not None
+    saved = await pool.fetchrow("SELECT * FROM writer_lease WHERE id = 1")
+    assert saved is not None
+    await expire(pool)
+    lost = await b.acquire()  # the takeover the rollback loses
+    assert lost is not None and lost.epoch == 2
+    mine = PostgresJournal(pool)
+    mine.fence = lost.fence
+    await roll_back_lease(pool, saved)
+    again = await c.acquire()  # the same epoch number, for another writer
+    assert again is not None and again.epoch == 2
+    assert not await b.renew(2)  # b is deposed, though its epoch is the lease's
+    assert await c.renew(2)
+    with pytest.raises(Deposed):
+        await mine.append([row(1)])
+    theirs = PostgresJournal(pool)
+    theirs.fence = again.fence
+    await theirs.append([row(1)])
+    assert await journal_seqs(pool) == [1]

@@ -26,8 +26,13 @@ INTERFACE: dict[str, tuple[dict[str, str | None], list[str]]] = {
                             "--no-dual-control"]), []),
     "simulate": (dict.fromkeys(["--url", "--config", "--tables", "--rate", "--seed", "--boost",
                                 "--duration", "--tokens"]), []),
+    # --expect-head, --signed-heads, --public-key; keygen; migrate: heads kept outside the
+    # database and the owner's migrations (issue 27).
     "verify": ({**STORE, "--config": None, "--progress": None, "--no-progress": None,
-                "--jobs": None, "--file": None, "--since": None}, []),
+                "--jobs": None, "--file": None, "--since": None, "--expect-head": None,
+                "--signed-heads": None, "--public-key": None}, []),
+    "keygen": (dict.fromkeys(["--private-key", "--public-key"]), []),
+    "migrate": ({"--database-url": "JACKPOT_OWNER_DATABASE_URL"}, []),
     "export": ({**STORE, **WINDOW, "--output": None, "-o": None}, []),
     "meters": ({**COMMON, "--config": None}, ["link"]),
     "set-seed": ({**COMMON, "--reason": None}, ["link", "meter", "amount"]),
