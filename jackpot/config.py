@@ -19,6 +19,9 @@ class MeterConfig:
     # trigger drawn in [must_hit_from, must_hit_by); must_hit_from None: the seed.
     must_hit_by: Money | None = None
     must_hit_from: Money | None = None
+    # Where contributions beyond the ceiling go: "reserve", "house", or the id of another
+    # meter of the same link (jackpot/overflow.py).
+    overflow_to: str = "reserve"
 
 
 @dataclass(frozen=True, slots=True)

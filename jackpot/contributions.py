@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from jackpot.commands import CloseBets
 from jackpot.errors import ClockSkewError, InvalidCommandError, StaleRoundError, StateConflictError
 from jackpot.money import RATE_SCALE
+from jackpot.qualifying_wagers import count_accepted
 from jackpot.records import BoxRecord, RoundRecord
 from jackpot.results import BetsResult
 from jackpot.timeline import CONTRIBUTION, Event
@@ -88,6 +89,7 @@ def close_bets(floor: Floor, cmd: CloseBets) -> BetsResult:
     )
     floor.rounds[(cmd.table, cmd.round)] = record
     if event is not None and link is not None:
+        count_accepted(link, cmd.wagers)
         link.open_rounds[(cmd.table, cmd.round)] = effective
         link.stale_check_at = min(link.stale_check_at, effective + timing.round_timeout_ms + 1)
     floor.opened(record)

@@ -99,6 +99,8 @@ class Floor:
         self.past_fixed: list[PastFixed] = []
         self.now = -(2**62)  # the latest server time seen: never goes back
         self.expired: dict[str, int] = {}  # table -> rounds expired there, ever
+        # table -> its final events' flows on its link (jackpot/table_ledger.py), ever
+        self.table_flows: dict[str, list[int]] = {}
         # The latest expirations, for the reconciliation's list (the count above is exact).
         self.recent_expired: deque[Expiry] = deque(maxlen=RECENT_EXPIRED)
         self._open: OpenRounds | None = None  # derived: built from `rounds` when first asked

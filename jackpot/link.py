@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from jackpot.config import LinkConfig, Timing
 from jackpot.meter import Funding, Meter
 from jackpot.money import FULL_SHARE, Money
+from jackpot.overflow import contribute, passes_on
 from jackpot.timeline import CONTRIBUTION, RESET, RETURN, REVERSAL, WIN, Event, Timeline
 
 
@@ -82,7 +83,8 @@ class Link:
         ceiling). With one, the pending events are replayed on copies of the meters, so
         the display drops to the seed at a pending royal flush ("jackpot pending").
         """
-        if not self.timeline.pending_awards and not self.timeline.pending_reversals:
+        simple = not self.timeline.pending_awards and not self.timeline.pending_reversals
+        if simple and not passes_on(self.meters):
             values = []
             for meter, (to_meter, _) in zip(self.meters, self.timeline.pending_sums, strict=True):
                 value = meter.value + to_meter
@@ -163,8 +165,7 @@ class Replay:
 
 def _contribute(meters: list[Meter], held: list[int]) -> list[int]:
     """Give each meter its held contribution; nothing is held after."""
-    for meter, to_meter in zip(meters, held, strict=True):
-        meter.contribute(to_meter, 0)
+    contribute(meters, [(to_meter, 0) for to_meter in held])
     return [0] * len(meters)
 
 
@@ -183,9 +184,7 @@ def apply_event(meters: list[Meter], event: Event) -> tuple[Money, Funding | Non
 
 
 def applied_contribution(meters: list[Meter], event: Event) -> tuple[tuple[int, int], ...]:
-    return tuple(
-        meter.contribute(m, r) for meter, (m, r) in zip(meters, event.amounts, strict=True)
-    )
+    return contribute(meters, event.amounts)
 
 
 # REVERSAL `share`: its contribution was in the meter when its box's voided award took
@@ -233,9 +232,12 @@ def reverse_contribution(
     left = []
     for meter, (m_in, r_in), (m, r) in zip(meters, applied, event.amounts, strict=True):
         from_meter = min(m, m_in)
-        from_reserve = r + m - from_meter
+        beyond = m - from_meter  # what passed the ceiling: in the reserve, or sent on
+        passed = beyond if meter.config.overflow_to != "reserve" else 0
+        from_reserve = r + beyond - passed
         in_meter = source.key > meter.reset_key or returning or event.share == IN_RETURN
         meter.reverse(from_meter, from_reserve, in_meter=in_meter)
+        meter.reverse_passed(passed)
         left.append((m_in - from_meter, r_in - from_reserve))
     if commit:
         source.applied = tuple(left)

@@ -34,7 +34,15 @@ LEDGER = (
     "reversed_reserve",
     "awards_withheld",
     "awards_returned",
+    "overflow_to_house",
+    "overflow_to_meter",
+    "overflow_from_meter",
 )
+
+# The regulator's meters besides the flows (docs/api.md, the meter read): qualifying
+# wagers (count, amount), the voided ones, and hits. Counts, not money: outside the
+# ledger identities. Wagers count when their bets are applied, hits when final.
+COUNTERS = ("wagers", "wagered", "wagers_voided", "wagered_voided", "hits")
 
 
 @dataclass(slots=True)
@@ -78,8 +86,19 @@ class Meter:
     reversed_reserve: int = 0
     awards_withheld: int = 0  # voided awards: taken at their place, paid to nobody
     awards_returned: int = 0  # ... and given back to the meter at their void's position
+    # Overflow sent elsewhere than the reserve (`overflow_to`), within `overflow`: to the
+    # house (it leaves meter and reserve), or to another meter of the link, which counts
+    # it in `overflow_from_meter` and in its own to_meter / to_reserve.
+    overflow_to_house: int = 0
+    overflow_to_meter: int = 0
+    overflow_from_meter: int = 0
     reset_key: tuple[int, int, int, str, int, int] = (-1, 0, 0, "", 0, 0)  # last final reset
     trigger: Trigger | None = None  # a must-hit-by level's armed trigger (secret until hit)
+    wagers: int = 0  # qualifying jackpot wagers accepted on the link (a count)
+    wagered: int = 0  # ... their amount
+    wagers_voided: int = 0  # ... of them voided since (a count)
+    wagered_voided: int = 0
+    hits: int = 0  # the meter won: final meter awards and jackpots paid by hand
 
     @classmethod
     def new(cls, config: MeterConfig) -> Meter:
@@ -110,10 +129,17 @@ class Meter:
         """Apply a contribution; returns what actually went to (meter, reserve)."""
         ceiling = self.config.ceiling
         if ceiling is not None and self.value + to_meter > ceiling:
-            # Beyond the ceiling contributions go to the reserve (docs/api.md, floor file).
+            # Beyond the ceiling contributions go where the floor file says: the reserve
+            # by default, the house, or another meter (jackpot/overflow.py passes it on).
             kept = max(0, ceiling - self.value)
-            self.overflow += to_meter - kept
-            to_reserve += to_meter - kept
+            excess = to_meter - kept
+            self.overflow += excess
+            if self.config.overflow_to == "reserve":
+                to_reserve += excess
+            elif self.config.overflow_to == "house":
+                self.overflow_to_house += excess
+            else:
+                self.overflow_to_meter += excess
             to_meter = kept
         self.value = Money(self.value + to_meter)
         self.reserve = Money(self.reserve + to_reserve)
@@ -145,6 +171,13 @@ class Meter:
         self.house_cover_reserve += from_reserve - take_r
         return from_meter - take + from_reserve - take_r
 
+    def reverse_passed(self, amount: int) -> None:
+        """A voided contribution's share that passed the ceiling to the house or another
+        meter: neither gives it back, so the house covers it (as a reversal the meter no
+        longer holds)."""
+        self.reversed_meter += amount
+        self.house_cover_meter += amount
+
     def award(self, share: int) -> tuple[Money, Funding | None]:
         """Pay a share of the value at this instant, rounded down to the cent (4.2).
 
@@ -160,6 +193,7 @@ class Meter:
         self.house_cover_meter += shortfall
         self.value = Money(self.value + shortfall - amount)
         self.awarded += amount
+        self.hits += 1
         return Money(amount), self.reset(operator=False) if reset else None
 
     def withhold(self, share: int) -> tuple[Money, Funding | None, int]:

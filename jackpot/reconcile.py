@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from jackpot.meter import LEDGER, Meter
+from jackpot.meter import COUNTERS, LEDGER, Meter
 
 
 @dataclass(frozen=True, slots=True)
@@ -14,12 +14,20 @@ class Ledger:
     value: int
     reserve: int
     flows: tuple[int, ...]  # in LEDGER order
+    counts: tuple[int, ...] = (0,) * len(COUNTERS)  # in COUNTERS order
 
     @classmethod
     def of(cls, meter: Meter) -> Ledger:
-        return cls(meter.value, meter.reserve, tuple(getattr(meter, f) for f in LEDGER))
+        return cls(
+            meter.value,
+            meter.reserve,
+            tuple(getattr(meter, f) for f in LEDGER),
+            tuple(getattr(meter, c) for c in COUNTERS),
+        )
 
     def flow(self, name: str) -> int:
+        if name in COUNTERS:
+            return self.counts[COUNTERS.index(name)]
         return self.flows[LEDGER.index(name)]
 
 
@@ -76,6 +84,20 @@ class Reconciliation:
     # void's position (docs/design.md, voids). Not in `awards`: nobody was paid.
     awards_withheld: int = 0
     awards_returned: int = 0
+    # The regulator's meters over the period (docs/api.md): what passed the ceiling (in
+    # contributions_reserve), qualifying wagers and the voided ones, hits (the amount of
+    # what they won is in `awards`).
+    overflow: int = 0
+    wagers: int = 0
+    wagered: int = 0
+    wagers_voided: int = 0
+    wagered_voided: int = 0
+    hits: int = 0
+    # Where the overflow went when not to the reserve (`overflow_to`), and what another
+    # meter of the link passed to this one (within its contributions).
+    overflow_to_house: int = 0
+    overflow_to_meter: int = 0
+    overflow_from_meter: int = 0
 
     @property
     def balanced(self) -> bool:
@@ -105,4 +127,9 @@ def reconcile(opening: Ledger, closing: Ledger) -> Reconciliation:
         reversed_reserve=delta("reversed_reserve"),
         awards_withheld=delta("awards_withheld"),
         awards_returned=delta("awards_returned"),
+        overflow=delta("overflow"),
+        overflow_to_house=delta("overflow_to_house"),
+        overflow_to_meter=delta("overflow_to_meter"),
+        overflow_from_meter=delta("overflow_from_meter"),
+        **{name: delta(name) for name in COUNTERS},
     )

@@ -18,7 +18,7 @@ import orjson
 from jackpot.commands import FixedAward
 from jackpot.config import LinkConfig, Timing
 from jackpot.floor import Floor
-from jackpot.meter import LEDGER, Funding, Meter
+from jackpot.meter import COUNTERS, LEDGER, Funding, Meter
 from jackpot.money import Money
 from jackpot.mystery import Trigger
 from jackpot.mystery_levels import MysteryAward, Reveal
@@ -46,6 +46,11 @@ def canonical_json(data: Any) -> str:
         return orjson.dumps(data, option=orjson.OPT_SORT_KEYS).decode()
     except (TypeError, orjson.JSONEncodeError):
         return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+class SnapshotWithoutMeters(ValueError):
+    """A snapshot stored before the regulator's meters were kept: its floor cannot say
+    their lifetime values, so the state is rebuilt from the journal instead."""
 
 
 class UnreadableJson(ValueError):
@@ -107,7 +112,10 @@ def _funding(f: Funding | None) -> list[int] | None:
 
 # Flows added after snapshots were first stored: written only when not zero, so that the
 # state of a journal without them dumps to the same bytes as before (verify --since).
-_NEWER_FLOWS = ("reversed_meter", "reversed_reserve", "awards_withheld", "awards_returned")
+_NEWER_FLOWS = (
+    "reversed_meter", "reversed_reserve", "awards_withheld", "awards_returned",
+    "overflow_to_house", "overflow_to_meter", "overflow_from_meter",
+)  # fmt: skip
 
 
 def _meter(m: Meter) -> dict[str, Any]:
@@ -126,6 +134,8 @@ def _meter(m: Meter) -> dict[str, Any]:
             for name in LEDGER
             if name not in _NEWER_FLOWS or getattr(m, name)
         },
+        # Always written: a snapshot without them predates the meters (`load` refuses it).
+        **{name: getattr(m, name) for name in COUNTERS},
     }
 
 
@@ -193,6 +203,8 @@ def dump(floor: Floor) -> dict[str, Any]:
         ],
         "done": [list(d) for d in floor.done],
         "expired": floor.expired,
+        # Always written: a snapshot without it predates the per-table ledgers.
+        "table_flows": floor.table_flows,
         # Events are shared by the heap and the records: listed once, as "link:serial".
         "events": {name: _event(e) for name, e in sorted(events.items())},
     }
@@ -244,9 +256,14 @@ def load(
             )
         return built[cache_key]
 
+    if "table_flows" not in data:
+        raise SnapshotWithoutMeters("snapshot: no per-table ledgers")
+    floor.table_flows = {t: list(f) for t, f in data["table_flows"].items()}
     for link_id, ld in data["links"].items():
         link = floor.links[link_id]
         for meter, md in zip(link.meters, ld["meters"], strict=True):
+            if any(name not in md for name in COUNTERS):
+                raise SnapshotWithoutMeters(f"snapshot: link {link_id}'s meters have no counters")
             for name, value in md.items():
                 if name == "trigger":
                     meter.trigger = Trigger(Money(value[0]), value[1])

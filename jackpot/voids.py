@@ -9,6 +9,7 @@ from jackpot.errors import InvalidCommandError, StateConflictError
 from jackpot.link import (
     Link,
 )
+from jackpot.qualifying_wagers import count_voided
 from jackpot.records import (
     FINAL,
     PENDING,
@@ -81,6 +82,7 @@ def reverse_box(floor: Floor, link: Link, rnd: RoundRecord, box: int, version: i
     """
     event, amounts = rnd.event, rnd.boxes[box].contributions
     assert event is not None
+    count_voided(link, rnd.boxes[box])
     timeline = link.timeline
     at = max(floor.now, timeline.watermark)
     if event.applied is None and (version < 2 or event.time > at):

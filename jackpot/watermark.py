@@ -28,6 +28,7 @@ from jackpot.records import (
     RoundRecord,
 )
 from jackpot.results import FinalizeResult
+from jackpot.table_ledger import attribute, link_flows
 from jackpot.timeline import CONTRIBUTION, RESET, RETURN, REVERSAL, WIN, Event
 
 if TYPE_CHECKING:  # the floor's handler table calls these
@@ -58,11 +59,16 @@ def finalize(floor: Floor, cmd: Finalize) -> FinalizeResult:
             link.stale_check_at = next_check
         order = 0
         mystery = mystery_levels.armed(link)
+        table: str | None = None  # the previous event's: what it changed is its table's
+        before: tuple[int, ...] = ()
         for event in link.timeline.pop_until(link.watermark_at(now, timing)):
+            if table is not None:
+                attribute(floor.table_flows, table, before, link_flows(link))
+            table, before = event.key[3], link_flows(link)
             if event.kind == CONTRIBUTION:
-                before = [m.value for m in link.meters] if mystery else []
+                values = [m.value for m in link.meters] if mystery else []
                 event.applied = applied_contribution(link.meters, event)
-                hit = mystery_levels.crossing(floor, link, event, before) if mystery else None
+                hit = mystery_levels.crossing(floor, link, event, values) if mystery else None
                 if hit is not None:
                     order += 1
                     hit.order = order
@@ -108,6 +114,8 @@ def finalize(floor: Floor, cmd: Finalize) -> FinalizeResult:
             award.meter_value = value_before
             award.order, award.sequence, award.finalized_at = order, link.sequence, now
             finalized.append(award)
+        if table is not None:
+            attribute(floor.table_flows, table, before, link_flows(link))
     for record in finalized:
         if isinstance(record, AwardRecord):
             floor.done.append((now, record.table, record.round))

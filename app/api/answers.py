@@ -146,6 +146,25 @@ class MeterView(BaseModel):
     must_hit_by: MoneyText | None = _absent("a must-hit-by level")
     must_hit_from: MoneyText | None = _absent("a must-hit-by level")
     commitment: str | None = _absent("a must-hit-by level: its trigger's, null awaiting a draw")
+    meters: RegulatorMeters
+
+
+class RegulatorMeters(BaseModel):
+    """A link meter's lifetime meters (docs/api.md, the meter read)."""
+
+    wagers: int
+    wagered: MoneyText
+    wagers_voided: int
+    wagered_voided: MoneyText
+    contributions_meter: MoneyText
+    contributions_reserve: MoneyText
+    overflow: MoneyText
+    hits: int
+    wins: MoneyText
+    overflow_to_house: MoneyText
+    overflow_to_meter: MoneyText
+    overflow_from_meter: MoneyText
+    exact: dict[str, str]
 
 
 class SeedAnswer(BaseModel):

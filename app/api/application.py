@@ -21,9 +21,9 @@ from app.api.health import health_answer, writer_health
 from app.api.passwords import Passwords
 from app.api.router import BODIES_READ_BY_ROUTES, router
 from app.api.schemas import problem_responses
+from app.api.screen_routes import screen_router
 from app.api.sessions import SessionGate, SignIns
 from app.api.signin_routes import SIGNIN_BODIES, signin_routes
-from app.api.screen_routes import screen_router
 from app.api.standby import StandbyGate
 from app.api.table_events import direct_route
 from app.api.table_events.direct_route import Edge, FastPathApp

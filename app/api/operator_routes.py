@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
+from msgspec import UNSET
 from pydantic import BaseModel
 
 from app.api.answers import (
@@ -23,6 +24,8 @@ from app.api.reading import Auth, TableId, read_body, request_body, time_range
 from app.api.responses import JSON_OR_CSV, JSONResponse
 from app.api.schemas import CorrectionRequest, ResetRequest, SeedRequest
 from app.audit.reconciliation import COLUMNS, Reports, to_csv
+from app.audit.table_report import COLUMNS as TABLE_COLUMNS
+from app.audit.table_report import table_report_aside
 from app.state.audit_views import AUDIT_COLUMNS, audit_csv_row, audit_matches
 from app.state.commands import (
     ApproveCommand,
@@ -36,6 +39,7 @@ from app.state.floor_state import Service
 from app.state.mystery_views import level_fields
 from app.state.operator_views import audit_view, proposal_view
 from app.state.payments import with_payment
+from app.state.regulator_meters import meters_view
 from app.state.views import Listed, every_award
 from app.writer.writer import Writer
 from jackpot.commands import SEMANTICS
@@ -116,7 +120,8 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
         link: TableId, meter: TableId, request: Request, who: Principal = by_supervisor
     ) -> JSONResponse:
         body = await read_body(request, ResetRequest)
-        change = ResetCommand(link=link, meter=meter, reason=body.reason)
+        code = UNSET if body.reason_code is None else body.reason_code
+        change = ResetCommand(link=link, meter=meter, reason=body.reason, reason_code=code)
         return await operator_change(change, who.name)
 
     @meter_change("POST", "corrections", CorrectionRequest, CorrectionAnswer)
@@ -233,6 +238,24 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
         seq, head = writer.durable_head()
         return JSONResponse({"seq": seq, "entries": seq, "head": head})
 
+    @api.get("/v1/reports/tables", tags=["operators"], responses=JSON_OR_CSV)
+    async def get_table_report(
+        authorization: Auth = None,
+        from_: Annotated[str | None, Query(alias="from")] = None,
+        to: str | None = None,
+        link: TableId | None = None,
+        format: Annotated[str, Query(pattern="^(json|csv)$")] = "json",
+    ) -> Response:
+        """Per table and per property: rounds, wagers, contributions, reversals, awards,
+        expired rounds; its sums are the reconciliation's (docs/api.md)."""
+        tokens.role(authorization, "operator")
+        start, end = time_range(from_, to)
+        head, _ = writer.durable_head()
+        report = await table_report_aside(reports, writer.journal, start, end, head, link)
+        if format == "csv":
+            return Response(to_csv(report["tables"], TABLE_COLUMNS), media_type="text/csv")
+        return JSONResponse(report)
+
     @api.get("/v1/reports/reconciliation", tags=["operators"], responses=JSON_OR_CSV)
     async def get_reconciliation(
         authorization: Auth = None,
@@ -275,4 +298,5 @@ def meter_view(service: Service, link_id: str, meter_id: str) -> dict[str, Any]:
             f"{t}/{r}" for (t, r) in link.open_rounds if service.floor.rounds[(t, r)].stale
         ),
         **level_fields(link, index),
+        "meters": meters_view(meter),
     }

@@ -7,6 +7,7 @@ from __future__ import annotations
 import unicodedata
 from typing import Annotated, Any, Literal
 
+from msgspec import UNSET
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -70,8 +71,13 @@ class SeedRequest(Strict):
     reason: Reason
 
 
+# One of the listed reasons (jackpot/reduction_reasons.py): the writer names the list.
+ReasonCode = Annotated[StrictStr, Field(min_length=1, max_length=64)]
+
+
 class ResetRequest(Strict):
     reason: Reason
+    reason_code: ReasonCode | None = None
 
 
 SignedMoney = Annotated[
@@ -87,6 +93,7 @@ class CorrectionRequest(Strict):
 
     kind: Literal["adjust", "hand_paid", "void_round"]
     reason: Reason
+    reason_code: ReasonCode | None = None
     amount: SignedMoney = "0"
     reset: StrictBool = True
     table: Id | None = None
@@ -107,6 +114,7 @@ class CorrectionRequest(Strict):
             table=self.table,
             round=self.round,
             reason=self.reason,
+            reason_code=UNSET if self.reason_code is None else self.reason_code,
         )
 
 

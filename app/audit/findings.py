@@ -34,6 +34,13 @@ class MeterTotals:
     house_funding: int  # first seed, reset shortfalls, reversals no longer held
     corrections: int
     balanced: bool
+    # The regulator's meters, recomputed by the replay (docs/api.md, the meter read).
+    wagers: int = 0
+    wagered: int = 0
+    wagers_voided: int = 0
+    wagered_voided: int = 0
+    overflow: int = 0
+    hits: int = 0
 
     @staticmethod
     def of_floor(floor: Floor) -> tuple[MeterTotals, ...]:
@@ -49,6 +56,12 @@ class MeterTotals:
                 house_funding=meter.house_funded,
                 corrections=meter.corrections,
                 balanced=meter.balanced(),
+                wagers=meter.wagers,
+                wagered=meter.wagered,
+                wagers_voided=meter.wagers_voided,
+                wagered_voided=meter.wagered_voided,
+                overflow=meter.overflow,
+                hits=meter.hits,
             )
             for link in floor.links.values()
             for meter in link.meters
@@ -123,6 +136,11 @@ def format_report(report: Report, *, shown: int = 50) -> str:
             f"  awards {format_exact(m.awards)}  house funding {format_exact(m.house_funding)}"
             f"  corrections {format_exact(m.corrections)}  value {format_exact(m.value)}"
             f"  reserve {format_exact(m.reserve)}  {'balanced' if m.balanced else 'NOT BALANCED'}"
+        )
+        lines.append(
+            f"  wagers {m.wagers:,} ({format_exact(m.wagered)}), voided {m.wagers_voided:,}"
+            f" ({format_exact(m.wagered_voided)}); hits {m.hits:,}"
+            f"  overflow {format_exact(m.overflow)}"
         )
     if report.ok:
         lines.append("OK: the chain holds and every entry is as the rules give it")

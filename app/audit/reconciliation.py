@@ -16,6 +16,7 @@ import io
 import logging
 import re
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +28,7 @@ from app.audit.payment_report import (
     payment_figures,
     payment_totals,
 )
+from app.audit.reductions import reductions
 from app.state.floor_state import FloorConfig, Service
 from app.state.in_play_views import suspension_periods
 from app.state.timefmt import format_time
@@ -38,7 +40,7 @@ from app.store.snapshots import load_service, run_aside
 from jackpot.floor import Floor
 from jackpot.money import format_exact, format_money
 from jackpot.reconcile import Ledger, reconcile
-from jackpot.snapshot import loads_exact
+from jackpot.snapshot import SnapshotWithoutMeters, loads_exact
 
 log = logging.getLogger("jackpot.reports")
 
@@ -51,7 +53,15 @@ COLUMNS = (
     "awards_withheld", "awards_returned", "seed_from_reserve", "seed_from_house", "house_cover",
     "reset_to_reserve", "corrections", "closing_value", "closing_reserve", "balanced",
     *PAYMENT_COLUMNS,
+    "overflow", "wagers", "wagered", "wagers_voided", "wagered_voided", "hits",
+    "overflow_to_house", "overflow_to_meter", "overflow_from_meter",
 )  # fmt: skip
+# The regulator's meters, after `balanced` (the columns before keep their places): money
+# but for the counts.
+COUNTS = ("wagers", "wagers_voided", "hits")
+MONEY = tuple(
+    c for c in COLUMNS[2:] if c != "balanced" and c not in COUNTS and c not in PAYMENT_COLUMNS
+)
 UNBOUNDED = 2**61  # `from`/`to` beyond this are no bound (app/api/reading.py `time_range`)
 
 
@@ -77,19 +87,31 @@ class _Replay:
             return cls(Service(config))
         seq, packed = snapshot
         state = loads_exact(unpack_bytes(packed, seq), f"snapshot {seq}")
-        return cls(load_service(config, state), state["seq"], state["head"])
+        try:
+            return cls(load_service(config, state), state["seq"], state["head"])
+        except SnapshotWithoutMeters:  # stored before the meters: from the first entry
+            return cls(Service(config))
 
-    async def until(self, journal: Journal, before_ms: int, upto_seq: int) -> bool:
+    async def until(
+        self,
+        journal: Journal,
+        before_ms: int,
+        upto_seq: int,
+        seen: Callable[[dict[str, Any]], None] | None = None,
+    ) -> bool:
         """Apply the entries after `seq` recorded before `before_ms`, up to `upto_seq`;
         True if it stopped at one recorded at or after `before_ms` (entries are recorded
-        in order: the writer's clock)."""
+        in order: the writer's clock). `seen` is shown each entry applied."""
         async with contextlib.aclosing(journal.read(self.seq)) as rows:  # type: ignore[type-var]
             async for row in rows:
                 if row.seq > upto_seq:
                     return False
                 if row.recorded_at_ms >= before_ms:
                     return True
-                self.service.apply(loads_exact(row.entry, f"journal entry {row.seq}"))
+                entry = loads_exact(row.entry, f"journal entry {row.seq}")
+                self.service.apply(entry)
+                if seen is not None:
+                    seen(entry)
                 self.seq, self.head = row.seq, row.hash
         return False
 
@@ -122,12 +144,13 @@ async def reconciliation(
         # where opening + flows = closing holds to the last digit.
         row: dict[str, Any] = {"link": link, "meter": meter}
         exact: dict[str, str] = {}
-        for name in COLUMNS[2 : COLUMNS.index("balanced")]:
+        for name in MONEY:
             row[name] = format_money(getattr(report, name))
             exact[name] = format_exact(getattr(report, name))
         row["balanced"] = report.balanced
         for name, amount in meter_payments(paid, link, meter):
             row[name] = format_money(amount)  # awards are whole cents: no `exact`
+        row.update({name: getattr(report, name) for name in COUNTS})
         row["exact"] = exact
         meters.append(row)
     answer = {
@@ -141,6 +164,8 @@ async def reconciliation(
         "expired_rounds": _expired_rounds(opening_floor, replay.service.floor, start, end),
         # Every award's, fixed ones included: paid in the period, unpaid at its end.
         "payments": payment_totals(paid),
+        # Every reset and lowering correction of the period, with its listed reason.
+        "reductions": reductions(replay.service.audit, start, end),
         # What was out of play in the period (rules 5.17, 5.18.2), per link and table;
         # `until` null: still suspended at its end.
         "suspensions": suspension_periods(replay.service, start, end),
@@ -190,31 +215,35 @@ class Reports:
         self, journal: Journal, start: int, end: int, head: int
     ) -> tuple[dict[str, Any], bool]:
         config = self.config
+        return await self.aside(journal, lambda j: reconciliation(j, config, start, end, head))
+
+    async def aside(
+        self, journal: Journal, report: Callable[[Journal], Awaitable[tuple[dict[str, Any], bool]]]
+    ) -> tuple[dict[str, Any], bool]:
+        """`report` of the journal, computed in a forked child with a connection of its own."""
         dsn = journal.dsn if isinstance(journal, PostgresJournal) else None
         if isinstance(journal, PostgresJournal) and dsn is None:
             # No address to connect from another process (a journal built on a pool
             # alone): computed here, from snapshots all the same.
-            return await reconciliation(journal, config, start, end, head)
+            return await report(journal)
 
         async def compute() -> tuple[dict[str, Any], bool]:
             if dsn is None:  # the in-memory journal: the child's copy of it
-                return await reconciliation(journal, config, start, end, head)
+                return await report(journal)
             async with read_only_journal(dsn) as own:
-                return await reconciliation(own, config, start, end, head)
+                return await report(own)
 
         def work() -> bytes:
             # The forked child: a loop of its own (the parent's is not running here).
             try:
-                report, closed = asyncio.run(compute())
+                figures, closed = asyncio.run(compute())
             except (JournalUnavailable, OSError, TimeoutError) as error:
                 return orjson.dumps({"unavailable": repr(error)})
-            return orjson.dumps({"report": report, "closed": closed})
+            return orjson.dumps({"report": figures, "closed": closed})
 
         answer = orjson.loads(await run_aside(work))
         if "unavailable" in answer:
-            raise JournalUnavailable(
-                f"the reconciliation cannot read the journal: {answer['unavailable']}"
-            )
+            raise JournalUnavailable(f"the report cannot read the journal: {answer['unavailable']}")
         return answer["report"], answer["closed"]
 
 

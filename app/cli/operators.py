@@ -29,7 +29,9 @@ from app.cli.options import (
     Link,
     Meter,
     Offset,
+    OptionalReasonCode,
     Reason,
+    ReasonCode,
     Start,
     Token,
     Url,
@@ -154,9 +156,12 @@ def set_seed(
 
 
 @command("reset", help="return a meter to its seed now (supervisor)")
-def reset(api: Api, as_json: bool, link: Link, meter: Meter, reason: Reason) -> int:
+def reset(
+    api: Api, as_json: bool, link: Link, meter: Meter, reason: Reason, reason_code: ReasonCode
+) -> int:
     path = f"{meter_path(link, meter)}/reset"
-    return change_answer(api.call("POST", path, body={"reason": reason}), as_json)
+    body = {"reason": reason, "reason_code": reason_code}
+    return change_answer(api.call("POST", path, body=body), as_json)
 
 
 @command("correct", help="an audited correction of a meter (supervisor)")
@@ -175,9 +180,15 @@ def correct(
     no_reset: Annotated[
         bool, typer.Option("--no-reset", help="hand_paid: leave the meter as is")
     ] = False,
+    reason_code: OptionalReasonCode = None,
 ) -> int:
     body: dict[str, Any] = {"kind": kind.value, "reason": reason}
-    optional = (("amount", amount), ("table", table), ("round", round))
+    optional = (
+        ("amount", amount),
+        ("table", table),
+        ("round", round),
+        ("reason_code", reason_code),
+    )
     body.update({k: v for k, v in optional if v is not None})
     if no_reset:
         body["reset"] = False

@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from jackpot.reduction_reasons import REASON_CODES
+
 DEFAULT_URL = "http://127.0.0.1:8000"
 
 FloorFile = Annotated[
@@ -33,6 +35,12 @@ End = Annotated[str | None, typer.Option("--to", metavar="TIME", help="RFC 3339,
 Limit = Annotated[int | None, typer.Option(help="at most this many rows (server default 100)")]
 Offset = Annotated[int | None, typer.Option(help="skip this many rows first")]
 Reason = Annotated[str, typer.Option()]
+_CODES = ", ".join(REASON_CODES)
+ReasonCode = Annotated[str, typer.Option(help=f"the listed reason: one of {_CODES}")]
+OptionalReasonCode = Annotated[
+    str | None,
+    typer.Option(help=f"required when it lowers the meter: one of {_CODES}"),
+]
 Link = Annotated[str, typer.Argument(metavar="LINK")]
 Meter = Annotated[str, typer.Argument(metavar="METER")]
 ChangeId = Annotated[str, typer.Argument(metavar="CHANGE_ID")]

@@ -24,9 +24,10 @@ def floor_config(floor: Floor, mystery_key: str | None = None) -> FloorConfig:
                     m.reserve_rate,
                     m.ceiling,
                     m.name or m.id,
-                    m.must_hit_by,
-                    m.must_hit_from,
-                )  # fmt: skip
+                    must_hit_by=m.must_hit_by,
+                    must_hit_from=m.must_hit_from,
+                    overflow_to=m.overflow_to,
+                )
                 for m in link.meters
             ),
         )
@@ -41,7 +42,7 @@ def floor_config(floor: Floor, mystery_key: str | None = None) -> FloorConfig:
             fold_keeps_jackpot=t.fold_keeps_jackpot,
             lucky_dealer_odds=t.lucky_dealer_odds or 10,
         )
-        tables[t.id] = TableConfig(t.id, t.link, settings)
+        tables[t.id] = TableConfig(t.id, t.link, settings, t.property)
     return FloorConfig(
         floor.currency,
         floor.timing(),

@@ -23,6 +23,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 
 from app.config.floor_levels import level_checks
+from app.config.overflow_checks import overflow_checks
 from jackpot.config import LinkConfig, MeterConfig, Timing
 from jackpot.money import RATE_SCALE, Money, MoneyError, Rate, parse_money, parse_rate
 from tables.errors import TablesError
@@ -123,6 +124,8 @@ class MeterSection(_Section):
     # a trigger drawn in [must_hit_from, must_hit_by); must_hit_from defaults to the seed.
     must_hit_by: MoneyText | None = None
     must_hit_from: MoneyText | None = None
+    # ... or to the house, or to another meter of the link (jackpot/overflow.py)
+    overflow_to: Ident = "reserve"
 
 
 class LinkSection(_Section):
@@ -141,6 +144,7 @@ class TableSection(_Section):
     fold_keeps_jackpot: StrictBool | None = None  # singapore_stud only: rules are silent
     lucky_dealer_odds: StrictInt | None = Field(default=None, ge=1)  # singapore_stud only
     token_sha256: TokenHash
+    property: Ident | None = None  # the casino it stands in: reports roll up per property
 
 
 class OperatorSection(_Section):
@@ -212,9 +216,10 @@ class Floor(_Section):
                         m.reserve_rate,
                         m.ceiling,
                         m.name,
-                        m.must_hit_by,
-                        m.must_hit_from,
-                    )  # fmt: skip
+                        must_hit_by=m.must_hit_by,
+                        must_hit_from=m.must_hit_from,
+                        overflow_to=m.overflow_to,
+                    )
                     for m in link.meters
                 ),
             )
@@ -357,6 +362,7 @@ def _cross_checks(raw: Mapping[str, Any]) -> Iterator[tuple[Loc, str]]:
         yield from _duplicates(_entries(link, "meters"), "id", ("links", li, "meters"), "meter id")
         for mi, meter in _entries(link, "meters"):
             yield from _meter_checks(meter, ("links", li, "meters", mi))
+        yield from overflow_checks(link, ("links", li))
     yield from _duplicates(_entries(raw, "tables"), "id", ("tables",), "table id")
     links = [link.get("id") for _, link in _entries(raw, "links")]
     for ti, table in _entries(raw, "tables"):

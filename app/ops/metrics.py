@@ -44,6 +44,7 @@ from prometheus_client.core import (
 )
 
 from app.ops.in_play_readings import InPlayReadings, in_play_reads
+from app.ops.meter_reads import meter_reads
 from app.ops.payment_readings import PaymentReadings, payment_reads
 from app.ops.readings import (
     BroadcasterReadings,
@@ -218,6 +219,7 @@ class PrometheusMetrics:
         self._reads += writer_reads(writer)
         if isinstance(writer, PaymentReadings):
             self._reads += payment_reads(writer)
+        self._reads += meter_reads(writer)
         if isinstance(writer, InPlayReadings):
             self._reads += in_play_reads(writer)
 

@@ -11,6 +11,7 @@ from app.state.timefmt import format_time
 AUDIT_COLUMNS = (
     "id", "at", "who", "action", "link", "meter", "value_before", "value_after",
     "seed_before", "seed_after", "amount", "round", "change", "approved_by", "reason",
+    "reason_code",
 )  # fmt: skip
 
 
@@ -41,4 +42,5 @@ def audit_csv_row(record: dict[str, Any]) -> dict[str, Any]:
         "change": before.get("change") or after.get("change"),
         "approved_by": record.get("approved_by"),
         "reason": record.get("reason"),
+        "reason_code": record.get("reason_code"),
     }

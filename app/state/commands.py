@@ -65,6 +65,7 @@ class ResetCommand(_MeterCommand, frozen=True, kw_only=True, tag="reset"):
     link: str
     meter: str
     reason: str
+    reason_code: str | UnsetType = UNSET  # a listed reason (jackpot/reduction_reasons.py)
 
 
 class CorrectCommand(_MeterCommand, frozen=True, kw_only=True, tag="correct"):
@@ -78,6 +79,7 @@ class CorrectCommand(_MeterCommand, frozen=True, kw_only=True, tag="correct"):
     table: str | None
     round: str | None
     reason: str
+    reason_code: str | UnsetType = UNSET  # a listed reason, where it lowers the meter
 
 
 MeterCommand: TypeAlias = SeedCommand | ResetCommand | CorrectCommand

@@ -65,6 +65,7 @@ from app.state.payments import (
     prepare_paid,
     prepare_table_paid,
 )
+from app.state.reductions import check_reduction, with_reason_code
 from app.state.shape import FloorData, RoundExtras
 from app.state.views import bets_answer, outcome_answer, void_answer
 from jackpot.commands import SEMANTICS
@@ -304,6 +305,7 @@ def _apply_expire(service: FloorData, entry: ExpireEntry) -> Result:
 def _prepare_change(service: FloorData, r: Request, now: int, rng: RandomSource) -> Entry:
     """An operator's entry: the command's fields (the route checked them) and who."""
     command = r.command
+    check_reduction(command)
     if isinstance(command, ProposeCommand):
         fields: dict[str, Any] = {"change": command.proposed()}
     else:
@@ -335,6 +337,7 @@ def _apply_change(
         "link": entry.link, "meter": entry.meter, "before": before,
         "after": _meter(service, entry.link, entry.meter), "reason": entry.reason,
     }  # fmt: skip
+    with_reason_code(record, entry)
     if approved_by:
         record["approved_by"] = approved_by
     if isinstance(entry, CorrectEntry):
@@ -363,12 +366,12 @@ def _propose(service: FloorData, entry: ProposeEntry) -> Any:
         "at": entry.now, "reason": change.reason,
     }  # fmt: skip
     service.proposals[pid] = proposal
-    service.audit.append({
+    service.audit.append(with_reason_code({
         "id": len(service.audit) + 1, "at": entry.now, "who": entry.by,
         "action": f"propose:{change.kind}", "link": change.link,
         "meter": getattr(change, "meter", None),
         "before": None, "after": {"change": pid}, "reason": change.reason,
-    })  # fmt: skip
+    }, change))  # fmt: skip
     return proposal
 
 

@@ -24,6 +24,7 @@ class TableConfig:
     id: str
     link: str | None
     settings: TableSettings
+    property: str | None = None  # the per-table report's roll-up (docs/api.md)
 
 
 @dataclass(frozen=True, slots=True)

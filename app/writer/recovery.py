@@ -11,6 +11,7 @@ from app.writer.announcer import Announcer
 from app.writer.group import Group
 from app.writer.position import Position
 from jackpot.floor import FinalizeResult, OutcomeResult
+from jackpot.snapshot import SnapshotWithoutMeters
 
 
 class Recovery:
@@ -32,7 +33,13 @@ class Recovery:
         # collector would walk the growing heap again and again for nothing.
         gc.disable()
         try:
-            position.restore()
+            try:
+                position.restore()
+            except SnapshotWithoutMeters:
+                # Stored before the regulator's meters were kept: their lifetime values
+                # come only from the whole journal (the next snapshot carries them).
+                position.start_from(b"")
+                position.restore()
             await check_base(self.journal, position.seq, position.head)
             replayed = 0
             async for row in self.journal.read(position.seq):

@@ -195,7 +195,8 @@ def test_an_invalid_amount_names_the_field(jackpot: Jackpot, url: str) -> None:
 
 
 def test_a_refused_correction_says_why_once(jackpot: Jackpot, url: str) -> None:
-    code, out, err = jackpot(url, SAM, "correct", "stud", "major", "void_round", "--reason", "x")
+    code, out, err = jackpot(url, SAM, "correct", "stud", "major", "void_round", "--reason", "x",
+                             "--reason-code", "error_correction")  # fmt: skip
     assert (code, out) == (1, "")
     assert err.splitlines()[0] == "HTTP 422 Invalid request"
     assert err.count("void_round needs the table and the round") == 1 and "body.round:" in err
@@ -228,9 +229,12 @@ def test_reset_returns_the_meter_to_its_seed(jackpot: Jackpot, url: str) -> None
                              "--reason", "count")  # fmt: skip
     assert (code, err) == (0, "")
     assert row(out, "value_after") == ["value_after", "5012.50"]
-    code, out, err = jackpot(url, SAM, "reset", "tcp", "major", "--reason", "end of promo")
+    code, out, err = jackpot(url, SAM, "reset", "tcp", "major", "--reason", "end of promo",
+                             "--reason-code", "closure")  # fmt: skip
     assert (code, err) == (0, "")
     assert row(out, "reason") == ["reason", "end", "of", "promo"]
+    code, out, _ = jackpot(url, OPERATOR, "audit", "--json")
+    assert json.loads(out)["audit"][-1]["reason_code"] == "closure"
     code, out, _ = jackpot(url, OPERATOR, "meters", "tcp")
     assert column(out, "VALUE", row(out, "tcp", "major")) == "5000.00"
 
@@ -305,7 +309,9 @@ def test_dual_control_proposal_then_approval_by_another_supervisor(
 
 
 def test_dual_control_rejection(jackpot: Jackpot, dual_url: str) -> None:
-    code, out, _ = jackpot(dual_url, SAM, "reset", "tcp", "major", "--reason", "y")
+    code, out, _ = jackpot(
+        dual_url, SAM, "reset", "tcp", "major", "--reason", "y", "--reason-code", "closure"
+    )
     change = out.split()[1]
     code, out, err = jackpot(dual_url, SUE, "reject", change, "--reason", "not today")
     assert (code, err) == (0, "")

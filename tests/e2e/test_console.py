@@ -178,6 +178,8 @@ async def test_a_reset_without_a_reason_cannot_be_sent(open_console: SignIn) -> 
     await console.view("changes")
     submit = p.locator("#reset-form-submit")
     await expect(submit).to_be_disabled()
+    await expect(p.locator("#reset-form-problem")).to_have_text("A listed reason is required.")
+    await p.select_option("#reset-code", "malfunction")
     await expect(p.locator("#reset-form-problem")).to_have_text("A reason is required.")
     await p.fill("#reset-reason", "   ")
     await expect(submit).to_be_disabled()
@@ -189,11 +191,32 @@ async def test_a_reset_without_a_reason_cannot_be_sent(open_console: SignIn) -> 
     await console.shot("reset-refused")
 
 
+async def test_a_reset_is_sent_with_its_listed_reason(open_console: SignIn, server: Server) -> None:
+    console = await open_console(SAM, "laptop")
+    p = console.page
+    await console.view("changes")
+    await p.select_option("#reset-meter", "tcp/major")
+    await p.select_option("#reset-code", "regulator_order")
+    await p.fill("#reset-reason", "ordered off the floor")
+    async with p.expect_response(lambda r: r.url.endswith("/reset")) as answer:
+        await p.click("#reset-form-submit")
+    sent = (await answer.value).request.post_data_json
+    assert sent == {"reason": "ordered off the floor", "reason_code": "regulator_order"}
+    await console.shot("reset-with-listed-reason")
+    proposal = await (await answer.value).json()
+    if (await answer.value).status == 202:  # dual control: left for no other test
+        with api(server, SUE) as sue:
+            sue.post(f"/v1/changes/{proposal['id']}/reject", json={"reason": "test over"})
+
+
 async def test_the_reconciliation_chart_draws_the_periods_points_and_marks(
     open_console: SignIn, server: Server
 ) -> None:
     with api(server, SAM) as sam, api(server, SUE) as sue:
-        proposed = sam.post("/v1/links/tcp/meters/major/reset", json={"reason": "chart test"})
+        proposed = sam.post(
+            "/v1/links/tcp/meters/major/reset",
+            json={"reason": "chart test", "reason_code": "malfunction"},
+        )
         assert proposed.status_code == 202
         assert sue.post(f"/v1/changes/{proposed.json()['id']}/approve").status_code == 200
     await asyncio.sleep(3)  # the reset is final after the hold

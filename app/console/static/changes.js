@@ -13,6 +13,18 @@ const KINDS = {
   void_round: "Void a round whose award is already final (5.24)",
 };
 
+// The listed reasons a meter or a reserve may be lowered for (jackpot/reduction_reasons.py):
+// required on a reset and on a correction that lowers the meter; the server checks them.
+const REASON_CODES = {
+  jackpot_paid: "Jackpot paid",
+  malfunction: "Malfunction",
+  error_correction: "Error corrected",
+  limit_reached: "Limit reached",
+  transfer: "Transfer to another progressive",
+  closure: "Link or game closed",
+  regulator_order: "Regulator's order",
+};
+
 let ctx;
 
 export function setupChanges(context) {
@@ -43,6 +55,11 @@ function current(select) {
 
 function reasonBox(id) {
   return el("textarea", { id, rows: 2, required: true, maxlength: 500, "aria-describedby": `${id}-hint` });
+}
+
+function codeSelect(id) {
+  return el("select", { id }, [el("option", { value: "", text: "— choose a listed reason —" }),
+    ...Object.entries(REASON_CODES).map(([k, t]) => el("option", { value: k, text: t }))]);
 }
 
 function verb(dual, proposeText, doText) {
@@ -118,7 +135,9 @@ function seedForm() {
 function resetForm() {
   const select = meterSelect("reset-meter");
   const reason = reasonBox("reset-reason");
-  const inputs = [field("Level", select), field("Reason (required)", reason, "Why: it goes into the audit log.")];
+  const code = codeSelect("reset-code");
+  const inputs = [field("Level", select), field("Listed reason (required)", code),
+    field("Reason (required)", reason, "Why: it goes into the audit log.")];
   return changeForm("reset-form", "Reset a meter to its seed", inputs, () => {
     const { meter } = current(select);
     const dual = ctx.floor().dual_control;
@@ -128,11 +147,12 @@ function resetForm() {
     const excess = moneyUnits(meter.value) - moneyUnits(seed);
     const preview = [el("strong", { text: "Value: " }), `${money(meter.value)} → ${money(seed)}`,
       excess >= 0n ? ` (the excess, ${money(unitsText(excess))}, goes to the reserve)` : " (the reserve funds the difference, then the house)"];
+    if (!code.value) return { label, preview, problem: "A listed reason is required." };
     if (!reason.value.trim()) return { label, preview, problem: "A reason is required." };
     return { label, preview, done: `meter reset from ${money(meter.value)} to ${money(seed)}` };
   }, () => {
     const { linkId, meterId } = current(select);
-    return call("POST", path("v1", "links", linkId, "meters", meterId, "reset"), { body: { reason: reason.value } });
+    return call("POST", path("v1", "links", linkId, "meters", meterId, "reset"), { body: { reason: reason.value, reason_code: code.value } });
   });
 }
 
@@ -144,10 +164,12 @@ function correctionForm() {
   const table = el("input", { id: "corr-table", autocomplete: "off", placeholder: "T01" });
   const round = el("input", { id: "corr-round", autocomplete: "off", placeholder: "R1001" });
   const reason = reasonBox("corr-reason");
+  const code = codeSelect("corr-code");
   const resetField = el("div", { class: "field check" }, reset, el("label", { for: "corr-reset", text: "Return the meter to its seed afterwards" }));
   const amountField = field("Amount", amount);
   const roundFields = el("div", { class: "pair" }, field("Table", table), field("Round", round));
   const inputs = [field("Level", select), field("Correction", kind), amountField, resetField, roundFields,
+    field("Listed reason (required when it lowers the meter)", code),
     field("Reason (required)", reason, "Why: it goes into the audit log.")];
   return changeForm("corr-form", "Correct a meter", inputs, () => {
     const { meter } = current(select);
@@ -177,11 +199,14 @@ function correctionForm() {
       preview = [el("strong", { text: "Value: " }), `${money(meter.value)} → ${after}`];
       if (!ok) problem = k === "adjust" ? "Enter a signed amount such as -25.00 or 25.00." : "Enter the amount paid, such as 10234.50.";
     }
+    const lowers = k !== "adjust" || text.startsWith("-");
+    if (!problem && lowers && !code.value) problem = "A listed reason is required: it lowers the meter.";
     if (!problem && !reason.value.trim()) problem = "A reason is required.";
     return { label, preview, problem, done: `${k.replace("_", " ")} on ${meter.name}` };
   }, () => {
     const { linkId, meterId } = current(select);
     const body = { kind: kind.value, reason: reason.value };
+    if (code.value) body.reason_code = code.value;
     if (kind.value === "void_round") Object.assign(body, { table: table.value.trim(), round: round.value.trim() });
     else body.amount = amount.value.trim();
     if (kind.value === "hand_paid") body.reset = reset.checked;
@@ -200,6 +225,7 @@ function describeChange(c) {
   if (c.seed !== undefined) parts.push(`new seed ${money(c.seed)}`);
   if (c.amount !== undefined && c.kind === "correct" && c.correction !== "void_round") parts.push(`amount ${money(c.amount)}`);
   if (c.table) parts.push(`round ${c.table}/${c.round}`);
+  if (c.reason_code) parts.push(`listed reason ${c.reason_code}`);
   return parts.join(", ");
 }
 

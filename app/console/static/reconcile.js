@@ -52,6 +52,9 @@ export async function run() {
         el("td", {}, el("button", { type: "button", class: "secondary small", dataset: { key: `chart/${r.link}/${r.meter}` },
           "aria-label": `Chart of ${r.link} ${r.meter}`, onclick: () => chart(r.link, r.meter) }, "Chart"))));
     }
+    // Every reset and lowering correction of the period, with its listed reason (docs/api.md).
+    clear($("#rec-reductions")).append(...(report.reductions || []).map((d) => el("li", {
+      text: `${d.at} · ${d.action} · ${d.link} · ${d.meter} · ${d.reason_code || "no code"}: ${d.reason} (${d.who})` })));
     status.textContent = `Journal up to entry ${report.journal.seq}. Figures to the cent; the CSV and the API carry them to the micro-unit.`;
     if (report.meters.length) await chart(report.meters[0].link, report.meters[0].meter);
   } catch (error) { say(error); }

@@ -86,7 +86,7 @@ export const audit = list({
     for (const a of [...data.audit].reverse()) {
       body.append(el("tr", { dataset: { audit: a.id } }, [...row([String(a.id), when(a.at), a.who, a.action,
         `${a.link} · ${a.meter}${a.round ? ` · ${a.round}` : ""}${a.amount ? ` · ${money(a.amount)}` : ""}`,
-        describe(a.before), describe(a.after), a.approved_by || "—", el("td", { class: "reason", text: a.reason })]).childNodes]));
+        describe(a.before), describe(a.after), a.approved_by || "—", el("td", { class: "reason", text: a.reason_code ? `${a.reason_code}: ${a.reason}` : a.reason })]).childNodes]));
     }
     $("#audit-status").textContent = `${data.total} record${data.total === 1 ? "" : "s"}.`;
   },

@@ -40,6 +40,8 @@ class SeedChange(Change, tag="seed", kw_only=True, frozen=True):
 
 class ResetChange(Change, tag="reset", kw_only=True, frozen=True):
     kind: ClassVar[str] = "reset"
+    # A listed reason (jackpot/reduction_reasons.py); absent in older servers' entries.
+    reason_code: str | UnsetType = UNSET
 
 
 class CorrectChange(Change, tag="correct", kw_only=True, frozen=True):
@@ -50,6 +52,7 @@ class CorrectChange(Change, tag="correct", kw_only=True, frozen=True):
     table: str | None
     round: str | None
     version: Version | UnsetType = UNSET
+    reason_code: str | UnsetType = UNSET  # as a reset's
 
 
 class SeedEntry(SeedChange, tag="seed", kw_only=True, frozen=True):

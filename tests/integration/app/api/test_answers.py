@@ -114,11 +114,18 @@ async def test_operator_answers_match_their_models(client: httpx.AsyncClient, cl
     conforms(MeterView, await client.get(METER, headers=OPERATOR))
     seed = {"seed": "12000.00", "reason": "promo"}
     conforms(SeedAnswer, await client.put(f"{METER}/seed", json=seed, headers=SAM))
-    reset = await client.post(f"{METER}/reset", json={"reason": "hand pay"}, headers=SAM)
+    body = {"reason": "hand pay", "reason_code": "jackpot_paid"}
+    reset = await client.post(f"{METER}/reset", json=body, headers=SAM)
     conforms(ResetAnswer, reset)
     for correction in (
-        {"kind": "adjust", "amount": "-1.00", "reason": "dispute"},
-        {"kind": "void_round", "table": "T02", "round": "R1", "reason": "5.24"},
+        {"kind": "adjust", "amount": "-1.00", "reason": "dispute", "reason_code": "malfunction"},
+        {
+            "kind": "void_round",
+            "table": "T02",
+            "round": "R1",
+            "reason": "5.24",
+            "reason_code": "error_correction",
+        },  # fmt: skip
     ):
         r = await client.post(f"{METER}/corrections", json=correction, headers=SAM)
         conforms(CorrectionAnswer, r)
@@ -129,7 +136,7 @@ async def test_dual_control_answers_match_their_models(dual: httpx.AsyncClient) 
     proposed = []
     for method, path, body in (
         ("PUT", f"{METER}/seed", {"seed": "20000.00", "reason": "promo"}),
-        ("POST", f"{METER}/reset", {"reason": "hand pay"}),
+        ("POST", f"{METER}/reset", {"reason": "hand pay", "reason_code": "jackpot_paid"}),
         ("POST", f"{METER}/corrections", {"kind": "adjust", "amount": "1.00", "reason": "x"}),
     ):
         r = await dual.request(method, path, json=body, headers=SAM)

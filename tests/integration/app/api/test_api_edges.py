@@ -386,9 +386,8 @@ async def test_every_time_in_every_answer_is_rfc_3339_text(
         f"{meter}/seed", json={"seed": "9000.00", "reason": "r"}, headers=SUPERVISOR
     )
     await keep("seed", r)
-    await keep(
-        "reset", await client.post(f"{meter}/reset", json={"reason": "r"}, headers=SUPERVISOR)
-    )
+    reset = {"reason": "r", "reason_code": "limit_reached"}
+    await keep("reset", await client.post(f"{meter}/reset", json=reset, headers=SUPERVISOR))
     adjust = {"kind": "adjust", "amount": "1.00", "reason": "r"}
     await keep("adjust", await client.post(f"{meter}/corrections", json=adjust, headers=SUPERVISOR))
     clock.now += 5_000

@@ -102,7 +102,12 @@ async def test_history_points_and_marks_match_the_reconciliation(
 ) -> None:
     start = clock.at()
     await final_royal_flush(client, clock)
-    body = {"kind": "adjust", "amount": "-0.07", "reason": "rounding dispute"}
+    body = {
+        "kind": "adjust",
+        "amount": "-0.07",
+        "reason": "rounding dispute",
+        "reason_code": "error_correction",
+    }
     assert (
         await client.post("/v1/links/stud/meters/major/corrections", json=body, headers=SAM)
     ).status_code == 200
@@ -149,11 +154,11 @@ async def test_audit_filters_and_its_csv(client: httpx.AsyncClient, clock: Clock
     lines = csv.text.splitlines()
     assert lines[0] == (
         "id,at,who,action,link,meter,value_before,value_after,seed_before,seed_after,"
-        "amount,round,change,approved_by,reason"
+        "amount,round,change,approved_by,reason,reason_code"
     )
     assert lines[1] == (
         f"1,{clock.at()},sam,seed,stud,major,10000.00,10000.00,10000.00,12000.00,,,,,"
-        '"promo, ""big"""'
+        '"promo, ""big""",'
     )
     assert lines[2].split(",")[3:8] == ["correct:adjust", "tcp", "major", "5000.00", "5001.50"]
     bad = await client.get("/v1/audit?format=xml", headers=OPERATOR)

@@ -28,7 +28,12 @@ ENDPOINTS = [
         {"seed": "12000.00", "reason": "promo"},
         "supervisor",
     ),
-    ("POST", "/v1/links/stud/meters/major/reset", {"reason": "hand pay"}, "supervisor"),
+    (
+        "POST",
+        "/v1/links/stud/meters/major/reset",
+        {"reason": "hand pay", "reason_code": "jackpot_paid"},
+        "supervisor",
+    ),
     (
         "POST",
         "/v1/links/stud/meters/major/corrections",
@@ -101,7 +106,12 @@ async def test_reason_is_required(client: httpx.AsyncClient) -> None:
 async def test_hand_paid_jackpot_is_recorded_and_the_meter_follows(
     client: httpx.AsyncClient, clock: Clock
 ) -> None:
-    body = {"kind": "hand_paid", "amount": "10000.00", "reason": "paid by hand while down (5.18.1)"}
+    body = {
+        "kind": "hand_paid",
+        "amount": "10000.00",
+        "reason": "paid by hand while down (5.18.1)",
+        "reason_code": "jackpot_paid",
+    }
     r = await client.post("/v1/links/stud/meters/major/corrections", json=body, headers=SAM)
     assert r.status_code == 200, r.text
     assert (r.json()["value_before"], r.json()["value_after"]) == ("10000.00", "10000.00")
@@ -110,7 +120,7 @@ async def test_hand_paid_jackpot_is_recorded_and_the_meter_follows(
 
 
 async def test_correction_cannot_take_the_meter_below_zero(client: httpx.AsyncClient) -> None:
-    body = {"kind": "adjust", "amount": "-20000.00", "reason": "typo"}
+    body = {"kind": "adjust", "amount": "-20000.00", "reason": "typo", "reason_code": "malfunction"}
     r = await client.post("/v1/links/stud/meters/major/corrections", json=body, headers=SAM)
     assert r.status_code == 422
     assert (await client.get("/v1/audit", headers=OPERATOR)).json()["audit"] == []
@@ -127,6 +137,7 @@ async def test_void_of_a_round_with_a_final_award_is_a_correction(
         "table": "T02",
         "round": "R1",
         "reason": "foreign card found later",
+        "reason_code": "error_correction",
     }
     r = await client.post("/v1/links/stud/meters/major/corrections", json=body, headers=SAM)
     assert r.status_code == 200, r.text
@@ -157,7 +168,8 @@ async def test_dual_control_needs_a_different_supervisor(dual: httpx.AsyncClient
 
 
 async def test_dual_control_reject(dual: httpx.AsyncClient) -> None:
-    r = await dual.post("/v1/links/stud/meters/major/reset", json={"reason": "test"}, headers=SUE)
+    body = {"reason": "test", "reason_code": "malfunction"}
+    r = await dual.post("/v1/links/stud/meters/major/reset", json=body, headers=SUE)
     change = r.json()["id"]
     r = await dual.post(f"/v1/changes/{change}/reject", json={"reason": "no"}, headers=SAM)
     assert r.status_code == 200 and r.json()["state"] == "rejected"
@@ -175,7 +187,12 @@ async def test_reconciliation_report_balances_and_downloads_as_csv(
 ) -> None:
     start = clock.at()
     await final_royal_flush(client, clock)
-    body = {"kind": "adjust", "amount": "-0.07", "reason": "rounding dispute"}
+    body = {
+        "kind": "adjust",
+        "amount": "-0.07",
+        "reason": "rounding dispute",
+        "reason_code": "error_correction",
+    }
     await client.post("/v1/links/stud/meters/major/corrections", json=body, headers=SAM)
     clock.now += 1
     report = (
@@ -278,7 +295,8 @@ async def test_a_seed_above_the_ceiling_is_refused_and_records_nothing(
         assert r.status_code == 200, r.text
     audit = (await client.get("/v1/audit", headers=OPERATOR)).json()["audit"]
     assert [a["after"]["seed"] for a in audit] == ["2000000.00", "0.00"]
-    await client.post("/v1/links/stud/meters/major/reset", json={"reason": "r"}, headers=SAM)
+    body = {"reason": "r", "reason_code": "regulator_order"}
+    await client.post("/v1/links/stud/meters/major/reset", json=body, headers=SAM)
     meter = (await client.get("/v1/links/stud/meters/major", headers=OPERATOR)).json()
     assert (meter["value"], meter["next_seed"]) == ("0.00", "0.00")  # reset pending
 

@@ -82,7 +82,9 @@ async def played() -> tuple[MemoryJournal, list[JournalRow]]:
         clock.now += 1_000
         await writer.submit("void", "T01", "R9", VoidCommand("misdeal (5.8)"))
         clock.now += 1_000
-        change = CorrectionRequest(kind="adjust", amount="-0.07", reason="dispute")
+        change = CorrectionRequest(
+            kind="adjust", amount="-0.07", reason="dispute", reason_code="error_correction"
+        )
         await writer.submit("correct", None, None, change.command("stud", "major"), by="sam")
     finally:
         await writer.stop()

@@ -213,12 +213,14 @@ async def small_history(floor: Floor) -> dict[str, int]:
                       "version": SEMANTICS},  # as the route writes it
                      by="sam")  # fmt: skip
     await floor.later(5_000)
-    await floor.post("reset", None, None, {"link": "stud", "meter": "minor", "reason": "audit"},
+    await floor.post("reset", None, None, {"link": "stud", "meter": "minor", "reason": "audit",
+                      "reason_code": "malfunction"},
                      by="sam")  # fmt: skip
     await floor.post(
         "correct", None, None,
         {"correction": "adjust", "link": "tcp", "meter": "major", "amount": -m("3.00"),
-         "reset": True, "table": None, "round": None, "reason": "5.24"},
+         "reset": True, "table": None, "round": None, "reason": "5.24",
+         "reason_code": "error_correction"},
         by="sam",
     )  # fmt: skip
     await floor.later(5_000)
@@ -352,7 +354,7 @@ async def test_dual_control_proposals_replay() -> None:
     floor = Floor(config)
     change = {"kind": "seed", "link": "tcp", "meter": "major", "seed": m("6000.00"),
               "reason": "promo"}  # fmt: skip
-    reset = {k: v for k, v in change.items() if k != "seed"}
+    reset = {**{k: v for k, v in change.items() if k != "seed"}, "reason_code": "closure"}
     proposal = await floor.post("propose", None, None, {"change": change}, by="sam")
     await floor.post("approve", None, None, {"id": proposal["id"]}, by="sue")
     other = await floor.post(
@@ -463,6 +465,8 @@ class History:
         link, meter = rng.choice((("stud", "major"), ("stud", "minor"), ("tcp", "major")))
         kind = rng.choice(("seed", "reset", "correct"))
         body: dict[str, Any] = {"link": link, "meter": meter, "reason": "test"}
+        if kind != "seed":  # both lower the meter (jackpot/reduction_reasons.py)
+            body["reason_code"] = "jackpot_paid"
         if kind == "seed":
             body["seed"] = m(rng.choice(("400.00", "500.00", "9000.00", "12000.00")))
         elif kind == "correct":
@@ -1106,11 +1110,12 @@ async def test_a_long_random_history_through_the_http_api_verifies_clean() -> No
                     r2 = await c.put(f"{path}/seed", json={"seed": seed, "reason": "promo"},
                                      headers=supervisor)  # fmt: skip
                 elif kind == "reset":
-                    r2 = await c.post(f"{path}/reset", json={"reason": "audit"},
-                                      headers=supervisor)  # fmt: skip
+                    body = {"reason": "audit", "reason_code": "regulator_order"}
+                    r2 = await c.post(f"{path}/reset", json=body, headers=supervisor)
                 else:
                     amount = "-0.05" if kind == "adjust" else "100.00"
-                    body = {"kind": kind, "amount": amount, "reason": "5.24"}
+                    body = {"kind": kind, "amount": amount, "reason": "5.24",
+                            "reason_code": "error_correction"}  # fmt: skip
                     r2 = await c.post(f"{path}/corrections", json=body, headers=supervisor)
                 assert r2.is_success, (kind, r2.text)
                 counts[kind] += 1
@@ -1170,6 +1175,7 @@ async def edge_history(floor: Floor, correction: dict[str, Any] | None = None) -
         "correct", None, None,
         {"correction": "void_round", "link": "stud", "meter": "major", "amount": 0,
          "reset": True, "table": "T01", "round": "C1", "reason": "5.24",
+         "reason_code": "error_correction",
          **({"version": 2} if correction is None else correction)},
         by="sam",
     )  # fmt: skip

@@ -425,6 +425,7 @@ async def test_a_void_round_correction_shows_its_rounds_pending_win_void_once() 
         correction = CorrectCommand(
             correction="void_round", link="stud", meter="major", amount=0,
             reset=True, table="T01", round="R1", reason="5.24", version=2,
+            reason_code="error_correction",
         )  # fmt: skip
         assert await outcome(w.submit("correct", None, None, correction, by="sam")) == 200
         assert screens.wins[2:] == [(flush, "void", "void")]

@@ -36,9 +36,10 @@ INTERFACE: dict[str, tuple[dict[str, str | None], list[str]]] = {
     "export": ({**STORE, **WINDOW, "--output": None, "-o": None}, []),
     "meters": ({**COMMON, "--config": None}, ["link"]),
     "set-seed": ({**COMMON, "--reason": None}, ["link", "meter", "amount"]),
-    "reset": ({**COMMON, "--reason": None}, ["link", "meter"]),
+    "reset": ({**COMMON, "--reason": None, "--reason-code": None}, ["link", "meter"]),
     "correct": ({**COMMON, "--amount": None, "--table": None, "--round": None,
-                 "--no-reset": None, "--reason": None}, ["link", "meter", "kind"]),
+                 "--no-reset": None, "--reason": None, "--reason-code": None},
+                ["link", "meter", "kind"]),
     "approve": (COMMON, ["change"]),
     "reject": ({**COMMON, "--reason": None}, ["change"]),
     "changes": (COMMON, []),
@@ -93,7 +94,7 @@ def test_the_same_defaults() -> None:
     assert (defaults("verify")["jobs"], defaults("verify")["progress"]) == (1, None)
     required = {p.name for c in ("set-seed", "reset", "reject") for p in commands()[c].params
                 if p.required}  # fmt: skip
-    assert required == {"link", "meter", "amount", "reason", "change"}
+    assert required == {"link", "meter", "amount", "reason", "reason_code", "change"}
 
 
 @pytest.mark.parametrize(
