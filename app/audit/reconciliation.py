@@ -52,9 +52,9 @@ COLUMNS = (
     "contributions_reserve", "reversed_meter", "reversed_reserve", "awards",
     "awards_withheld", "awards_returned", "seed_from_reserve", "seed_from_house", "house_cover",
     "reset_to_reserve", "corrections", "closing_value", "closing_reserve", "balanced",
-    *PAYMENT_COLUMNS,
     "overflow", "wagers", "wagered", "wagers_voided", "wagered_voided", "hits",
     "overflow_to_house", "overflow_to_meter", "overflow_from_meter",
+    *PAYMENT_COLUMNS,
 )  # fmt: skip
 # The regulator's meters, after `balanced` (the columns before keep their places): money
 # but for the counts.

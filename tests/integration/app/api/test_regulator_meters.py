@@ -100,12 +100,12 @@ async def test_the_reconciliation_has_them_for_the_period(
     csv = await client.get("/v1/reports/reconciliation?format=csv", headers=OPERATOR)
     header = csv.text.splitlines()[0].split(",")
     # New columns at the end: the ones before keep their places.
-    assert header[18:] == [
+    assert header[18:28] == [
         "balanced", "overflow", "wagers", "wagered", "wagers_voided", "wagered_voided", "hits",
         "overflow_to_house", "overflow_to_meter", "overflow_from_meter",
     ]  # fmt: skip
     (stud,) = [line for line in csv.text.splitlines()[1:] if line.startswith("stud,")]
-    assert stud.split(",")[19:] == ["0.00", "4", "4.00", "1", "1.00", "1", "0.00", "0.00", "0.00"]
+    assert stud.split(",")[19:28] == ["0.00", "4", "4.00", "1", "1.00", "1", "0.00", "0.00", "0.00"]
 
 
 async def test_metrics_show_them(client: httpx.AsyncClient, clock: Clock) -> None:
@@ -164,6 +164,7 @@ link = "stud"
 boxes = 7
 jackpot_wager = "1.00"
 token_sha256 = "0a994574b45ee7b0da9cb57305f9dc9268a900c800d693b64fadd5c230c5940f"
+pay_table = {{ straight_flush = "minor:1.00" }}
 [[operators]]
 name = "olivia"
 role = "operator"

@@ -21,7 +21,8 @@ def floor(major_to: str | None, minor_to: str | None = None) -> str:
         'currency = "SGD"\n[[links]]\nid = "stud"\n'
         + meter("major", major_to)
         + meter("minor", minor_to)
-        + table("T01", token=H1)
+        # minor is paid by a row of its own: a meter no row pays is refused.
+        + table("T01", token=H1, pay_table='{ straight_flush = "minor:1.00" }')
     )
 
 
