@@ -30,14 +30,14 @@ from app.api.local_control import local_control
 from app.api.passwords import Passwords
 from app.api.sessions import SWEEP_EVERY_S, SignInPolicy, SignIns, watch_signins
 from app.config.floor_config import floor_config
-from app.config.floor_file import Floor as FloorFile
+from app.config.floor_file import FloorFile
 from app.config.mystery_key import mystery_key
 from app.config.settings import Settings
 from app.display.broadcaster import Broadcaster, MemoryBackend
 from app.display.screen_watch import ScreenWatch
 from app.display.screens import Screens
 from app.ops.metrics import PrometheusMetrics
-from app.state.floor_state import FloorConfig, Service
+from app.state.floor_state import FloorConfig, FloorState
 from app.state.views import meters
 from app.store.database import ServerDatabase
 from app.store.journal import Journal, PostgresJournal
@@ -107,7 +107,7 @@ def writer_process(
     metrics = PrometheusMetrics()
     writer = build_writer(
         settings,
-        Service(config),
+        FloorState(config),
         journal,
         broadcaster=broadcaster,
         metrics=metrics,
@@ -160,7 +160,7 @@ def writer_process(
 
 def build_writer(
     settings: Settings,
-    service: Service,
+    service: FloorState,
     journal: Journal,
     *,
     broadcaster: Broadcaster,

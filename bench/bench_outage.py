@@ -128,7 +128,7 @@ def refused(args: argparse.Namespace) -> None:
 async def build_journal(data_dir: Path, entries: int) -> None:
     from app.config.floor_config import floor_config
     from app.config.floor_file import load_floor
-    from app.state.floor_state import Service
+    from app.state.floor_state import FloorState
     from app.store.database import create_pool, migrate, start_embedded
     from app.store.journal import PostgresJournal
     from app.writer.writer import Writer
@@ -143,7 +143,7 @@ async def build_journal(data_dir: Path, entries: int) -> None:
         # bench_startup's floor moves its clock 25.6 s per 257 entries: end about now.
         clock.now = time.time_ns() // 1_000_000 - entries * 100 - 3_600_000
         # The server's default snapshot cadence.
-        writer = Writer(Service(config), PostgresJournal(pool), WriterSettings(clock=clock))
+        writer = Writer(FloorState(config), PostgresJournal(pool), WriterSettings(clock=clock))
         await writer.recover()
         await build(writer, clock, entries, random.Random(1), 300)
         await pool.close()

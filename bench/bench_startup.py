@@ -28,7 +28,7 @@ from bench_floor import bench_floor  # noqa: E402  (a sibling script)
 
 from app.config.floor_config import floor_config  # noqa: E402
 from app.config.floor_file import load_floor  # noqa: E402
-from app.state.floor_state import Service  # noqa: E402
+from app.state.floor_state import FloorState  # noqa: E402
 from app.state.timefmt import format_time  # noqa: E402
 from app.store.database import create_pool, migrate, start_embedded  # noqa: E402
 from app.store.journal import PostgresJournal  # noqa: E402
@@ -98,13 +98,13 @@ async def main() -> None:
         pool = await create_pool(database.dsn)
         config = floor_config(load_floor(bench_floor()))
         clock = Clock()
-        writer = Writer(Service(config), PostgresJournal(pool), WriterSettings(clock=clock))
+        writer = Writer(FloorState(config), PostgresJournal(pool), WriterSettings(clock=clock))
         await writer.recover()
         started = time.perf_counter()
         await build(writer, clock, args.entries, random.Random(1), args.rounds_per_minute)
         print(f"built {writer.seq:,} entries in {time.perf_counter() - started:.0f} s "
               f"(up to {format_time(clock.now)})")  # fmt: skip
-        fresh = Writer(Service(config), PostgresJournal(pool), WriterSettings(clock=clock))
+        fresh = Writer(FloorState(config), PostgresJournal(pool), WriterSettings(clock=clock))
         started = time.perf_counter()
         replayed = await fresh.recover()
         elapsed = time.perf_counter() - started

@@ -50,7 +50,7 @@ from app.audit.findings import format_report  # noqa: E402
 from app.audit.replay_check import Verifier  # noqa: E402
 from app.audit.segments import without_cyclic_gc  # noqa: E402
 from app.audit.verify_run import verify  # noqa: E402
-from app.state.floor_state import FloorConfig, Service, TableConfig  # noqa: E402
+from app.state.floor_state import FloorConfig, FloorState, TableConfig  # noqa: E402
 from app.store.database import create_pool, migrate, start_embedded  # noqa: E402
 from app.store.journal import JournalRow, PostgresJournal  # noqa: E402
 from app.store.packing import pack, unpack_bytes  # noqa: E402
@@ -165,7 +165,7 @@ async def write(
     journal = ListJournal()
     clock = [START]
     settings = WriterSettings(clock=lambda: clock[0], rng=random.Random(seed))
-    writer = Writer(Service(config), journal, settings)
+    writer = Writer(FloorState(config), journal, settings)
     loop = asyncio.get_running_loop()
     # (arrival time, n, table, kind, round, body): each table deals its next round as
     # soon as the last one's outcome is in; events arrive 5 to 50 ms after their time.

@@ -36,7 +36,7 @@ from bench_floor import bench_floor  # noqa: E402  (a sibling script)
 from app.api.table_events.decoding import decode  # noqa: E402
 from app.config.floor_config import floor_config  # noqa: E402
 from app.config.floor_file import load_floor  # noqa: E402
-from app.state.floor_state import Service  # noqa: E402
+from app.state.floor_state import FloorState  # noqa: E402
 from app.state.timefmt import format_time  # noqa: E402
 from app.writer.group import Submission  # noqa: E402
 from app.writer.writer import Writer  # noqa: E402
@@ -53,7 +53,7 @@ async def run(
     config = floor_config(load_floor(FLOOR))
     now = [START]
     settings = WriterSettings(clock=lambda: now[0], snapshot_every=10**9)
-    writer = Writer(Service(config), ListJournal(), settings)
+    writer = Writer(FloorState(config), ListJournal(), settings)
     loop = asyncio.get_running_loop()
     box = '{"box":%d,"ante":"10.00","jackpot":"1.00"}'
     template = '{"closed_at":"%s","boxes":[' + ",".join(box % b for b in range(1, boxes + 1)) + "]}"

@@ -39,7 +39,7 @@ FULL_SHARE = Rate(RATE_SCALE)
 #     wagers a year: at an average jackpot wager of 10 units, int64 lasts 250 years;
 #   - the reconciliation's and verify's sums over many rows are Python ints (unbounded).
 # A total that still outgrows 64 bits stays exact: canonical_json writes it with the
-# standard library and jackpot.snapshot.loads_exact reads every integer exactly.
+# standard library and jackpot.canonical.loads_exact reads every integer exactly.
 MAX_MONEY = Money(999_999_999 * SCALE + 99 * CENT)
 MAX_MONEY_TEXT = "999999999.99"
 MAX_ODDS = 1_000  # "N to 1" in a pay table: N at most this (see MAX_MONEY)

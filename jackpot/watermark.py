@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # the floor's handler table calls these
     from jackpot.floor import Floor
 
 
-def finalize(floor: Floor, cmd: Finalize) -> FinalizeResult:
+def finalize(floor: Floor, cmd: Finalize) -> FinalizeResult:  # noqa: C901, PLR0912, PLR0915 - one ordered pass over each timeline; its order is the rule (4.5.2)
     """Advance the watermark to the floor's time (`cmd.now`, or later if it stepped back)."""
     now, timing = floor.now, floor.timing
     finalized: list[AwardRecord | ResetRecord] = []

@@ -14,10 +14,10 @@ from app.api.table_events.decoding import decode
 from app.config.floor_config import floor_config
 from app.config.floor_file import load_floor, token_hash
 from app.state.commands import Command
-from app.state.floor_state import Service
+from app.state.floor_state import FloorState
 from app.state.timefmt import format_time
 from app.store.journal import JournalRow
-from jackpot.snapshot import loads_exact
+from jackpot.canonical import loads_exact
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "app" / "demo" / "floor.toml"
@@ -94,10 +94,10 @@ def table(table_id: str, /, *, token: str, **fields: str) -> str:
     return "\n[[tables]]\n" + "\n".join(lines) + "\n"
 
 
-def replayed(rows: list[JournalRow]) -> Service:
+def replayed(rows: list[JournalRow]) -> FloorState:
     """The state the entries give, applied one by one to an empty floor."""
     config = floor_config(load_floor(DEMO))
-    service = Service(config)
+    service = FloorState(config)
     for row in rows:
         service.apply(loads_exact(row.entry, f"journal entry {row.seq}"))
         if row.idem_key is not None and row.body_sha256 is not None:

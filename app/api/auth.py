@@ -10,7 +10,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from app.api.problems import AuthError
-from app.config.floor_file import Floor, token_hash
+from app.config.floor_file import FloorFile, token_hash
 from app.state.accounts import Accounts
 
 
@@ -147,7 +147,7 @@ class Tokens:
 
 
 def floor_tokens(
-    floor: Floor,
+    floor: FloorFile,
     accounts: Callable[[], Accounts] | None = None,
     clock: Callable[[], int] = wall_clock_ms,
 ) -> Tokens:

@@ -109,13 +109,13 @@ def _handler(changes: AccountChanges) -> Any:
 async def local_control(path: Path, changes: AccountChanges) -> AsyncIterator[None]:
     """The socket at `path` while the server runs. Another live server's socket there is
     left alone (this one has none); a stale file from a stopped one is replaced."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists() and await _answers(path):
+    path.parent.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240 - at start-up, before serving
+    if path.exists() and await _answers(path):  # noqa: ASYNC240 - at start-up, before serving
         log.warning("local control: %s is another server's; none here", path)
         yield
         return
     with contextlib.suppress(FileNotFoundError):
-        path.unlink()
+        path.unlink()  # noqa: ASYNC240 - at start-up, before serving
     old = os.umask(0o177)  # created 0600: only the server's user reaches it
     try:
         server = await asyncio.start_unix_server(_handler(changes), path, limit=MAX_LINE)
@@ -127,7 +127,7 @@ async def local_control(path: Path, changes: AccountChanges) -> AsyncIterator[No
         server.close()
         await server.wait_closed()
         with contextlib.suppress(FileNotFoundError):
-            path.unlink()
+            path.unlink()  # noqa: ASYNC240 - at shut-down, after serving
 
 
 async def _answers(path: Path) -> bool:
@@ -139,7 +139,7 @@ async def _answers(path: Path) -> bool:
     return True
 
 
-async def ask(path: Path, request: dict[str, Any], timeout: float = 30.0) -> dict[str, Any]:
+async def ask(path: Path, request: dict[str, Any], timeout: float = 30.0) -> dict[str, Any]:  # noqa: ASYNC109 - a one-shot client: its whole exchange is bounded here
     """The client's side (`jackpot operators add`): one request, its answer."""
     reader, writer = await asyncio.wait_for(asyncio.open_unix_connection(path), timeout)
     try:

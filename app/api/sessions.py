@@ -27,7 +27,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from app.api.auth import SESSION, Principal
 from app.api.passwords import Passwords
 from app.api.problems import problem
-from app.config.floor_file import Floor
+from app.config.floor_file import FloorFile
 from app.state.accounts import Account, Accounts
 from app.store.sessions import Session, Sessions, SignInEvent
 
@@ -61,7 +61,7 @@ class SignInPolicy:
     max_slowdown_ms: int = 3_000
 
     @classmethod
-    def of(cls, floor: Floor) -> SignInPolicy:
+    def of(cls, floor: FloorFile) -> SignInPolicy:
         return cls(
             idle_ms=floor.session_idle_ms,
             lifetime_ms=floor.session_lifetime_ms,

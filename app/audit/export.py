@@ -22,7 +22,7 @@ import orjson
 from app.state.timefmt import format_time, parse_time
 from app.store.chain import GENESIS
 from app.store.journal import Journal, JournalRow, read_only_journal
-from jackpot.snapshot import canonical_json, loads_exact
+from jackpot.canonical import canonical_json, loads_exact
 
 
 def export_line(row: JournalRow, prev_hash: str) -> str:

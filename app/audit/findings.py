@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.audit.checkpoint import Checkpoint
+from jackpot.canonical import canonical_json
 from jackpot.floor import Floor
 from jackpot.money import format_exact
-from jackpot.snapshot import canonical_json
 
 ABSENT = "(absent)"
 KEEP = 1_000  # discrepancies kept in a report (all are counted)

@@ -23,10 +23,10 @@ from app.state.timefmt import format_time
 from app.store.errors import JournalUnavailable
 from app.store.journal import Journal, PostgresJournal, read_only_journal
 from app.store.snapshots import run_aside
+from jackpot.canonical import loads_exact
 from jackpot.money import format_money
 from jackpot.records import FINAL, AwardRecord, CorrectionRecord, ResetRecord, SeedChangeRecord
 from jackpot.results import FinalizeResult
-from jackpot.snapshot import loads_exact
 
 MAX_POINTS = 2_000  # beyond it the points are thinned, each bucket's low and high kept
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from app.state.floor_state import Service
+from app.state.floor_state import FloorState
 from app.state.payments import state_of, unpaid
 from jackpot.money import format_money
 
@@ -19,7 +19,7 @@ def _where(paid: dict[str, Any]) -> str:
 
 
 def payment_figures(
-    closing: Service, start: int, end: int
+    closing: FloorState, start: int, end: int
 ) -> dict[tuple[str | None, str | None], dict[str, int]]:
     """Per (link, meter) of the award (meter None: the link's fixed awards) the amounts
     paid in [start, end) at the table and by an attendant, and those unpaid at `end`

@@ -29,7 +29,7 @@ from app.audit.payment_report import (
     payment_totals,
 )
 from app.audit.reductions import reductions
-from app.state.floor_state import FloorConfig, Service
+from app.state.floor_state import FloorConfig, FloorState
 from app.state.in_play_views import suspension_periods
 from app.state.timefmt import format_time
 from app.store.chain import GENESIS
@@ -37,10 +37,11 @@ from app.store.errors import JournalUnavailable
 from app.store.journal import Journal, PostgresJournal, read_only_journal
 from app.store.packing import unpack_bytes
 from app.store.snapshots import load_service, run_aside
+from jackpot.canonical import loads_exact
 from jackpot.floor import Floor
 from jackpot.money import format_exact, format_money
 from jackpot.reconcile import Ledger, reconcile
-from jackpot.snapshot import SnapshotWithoutMeters, loads_exact
+from jackpot.snapshot import SnapshotWithoutMeters
 
 log = logging.getLogger("jackpot.reports")
 
@@ -65,7 +66,7 @@ MONEY = tuple(
 UNBOUNDED = 2**61  # `from`/`to` beyond this are no bound (app/api/reading.py `time_range`)
 
 
-def _ledgers(service: Service) -> dict[tuple[str, str], Ledger]:
+def _ledgers(service: FloorState) -> dict[tuple[str, str], Ledger]:
     return {
         (link.id, config.id): Ledger.of(meter)
         for link in service.floor.links.values()
@@ -77,20 +78,20 @@ def _ledgers(service: Service) -> dict[tuple[str, str], Ledger]:
 class _Replay:
     """The state after entry `seq`."""
 
-    service: Service
+    service: FloorState
     seq: int = 0
     head: str = GENESIS
 
     @classmethod
     def at(cls, config: FloorConfig, snapshot: tuple[int, bytes] | None) -> _Replay:
         if snapshot is None:
-            return cls(Service(config))
+            return cls(FloorState(config))
         seq, packed = snapshot
         state = loads_exact(unpack_bytes(packed, seq), f"snapshot {seq}")
         try:
             return cls(load_service(config, state), state["seq"], state["head"])
         except SnapshotWithoutMeters:  # stored before the meters: from the first entry
-            return cls(Service(config))
+            return cls(FloorState(config))
 
     async def until(
         self,

@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from app.state.floor_state import Service
+from app.state.floor_state import FloorState
 from app.store.journal import JournalRow
 from jackpot.meter import Meter
 from jackpot.money import CENT, RATE_SCALE
@@ -22,7 +22,7 @@ Flag = Callable[[JournalRow, str, Any, Any], None]  # row, what, recorded, expec
 class Settlement:
     """What the replay remembers between entries to check the money as it moves."""
 
-    def __init__(self, service: Service, flag: Flag) -> None:
+    def __init__(self, service: FloorState, flag: Flag) -> None:
         self.service = service
         self._flag = flag
         config = service.config

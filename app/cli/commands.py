@@ -114,7 +114,7 @@ def serve_command(
 
 
 @cli.command("demo", help="the demo floor: server, simulated tables, display page")
-def demo_command(
+def demo_command(  # noqa: C901 - the demo: starts and stops its processes in order
     port: Annotated[int, typer.Option()] = 8000,
     data_dir: Annotated[Path, typer.Option()] = Path(".jackpot"),
     boost: Annotated[int, typer.Option(help="jackpot hands this many times likelier")] = 2000,

@@ -90,7 +90,7 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         limit = self.limit_concurrency
         if limit is not None and len(self.connections) >= limit:
             self.logger.warning("Exceeded concurrency limit (websocket).")
-            self._refuse(b"503 Service Unavailable")
+            self._refuse(b"503 FloorState Unavailable")
             return
         super().handle_websocket_upgrade()
 

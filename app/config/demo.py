@@ -3,12 +3,12 @@ published in the repository, so that no other server may run on them."""
 
 from pathlib import Path
 
-from app.config.floor_file import Floor, load_floor
+from app.config.floor_file import FloorFile, load_floor
 
 DEMO_FLOOR = Path(__file__).resolve().parents[1] / "demo" / "floor.toml"
 
 
-def demo_tokens_in(floor: Floor) -> list[str]:
+def demo_tokens_in(floor: FloorFile) -> list[str]:
     """The floor's entries whose token is one of the demo floor's ("tables T01", ...)."""
     demo = load_floor(DEMO_FLOOR)
     published = {t.token_sha256 for t in demo.tables} | {o.token_sha256 for o in demo.operators}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.config.floor_file import Floor
+from app.config.floor_file import FloorFile
 from app.state.floor_state import FloorConfig, TableConfig
 from jackpot.config import LinkConfig, MeterConfig
 from jackpot.money import Money
@@ -10,7 +10,7 @@ from tables.bets import TableSettings
 from tables.games import game
 
 
-def floor_config(floor: Floor, mystery_key: str | None = None) -> FloorConfig:
+def floor_config(floor: FloorFile, mystery_key: str | None = None) -> FloorConfig:
     """The validated floor file -> the domain's configuration (its tokens: app/api/auth.py)."""
     links = tuple(
         LinkConfig(

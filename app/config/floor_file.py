@@ -1,4 +1,4 @@
-"""The floor configuration file (docs/api.md "Floor configuration"): TOML in, models out."""
+"""The floor configuration file (docs/api.md "FloorFile configuration"): TOML in, models out."""
 
 from __future__ import annotations
 
@@ -153,7 +153,7 @@ class OperatorSection(_Section):
     token_sha256: TokenHash
 
 
-class Floor(_Section):
+class FloorFile(_Section):
     """The whole floor file. Money and rates are exact ints (jackpot.money)."""
 
     currency: Currency
@@ -233,7 +233,7 @@ class Floor(_Section):
 # -- loading ----------------------------------------------------------------------------
 
 
-def load_floor(path: Path | str) -> Floor:
+def load_floor(path: Path | str) -> FloorFile:
     """Read and check a floor file; FloorError lists every problem found, not just the first."""
     path = Path(path)
     try:
@@ -243,15 +243,15 @@ def load_floor(path: Path | str) -> Floor:
     return parse_floor(text, source=str(path))
 
 
-def parse_floor(text: str, *, source: str = "<text>") -> Floor:
+def parse_floor(text: str, *, source: str = "<text>") -> FloorFile:
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise FloorError(source, [f"not valid TOML: {error}"]) from None
     problems: list[tuple[Loc, str]] = []
-    floor: Floor | None = None
+    floor: FloorFile | None = None
     try:
-        floor = Floor.model_validate(raw)
+        floor = FloorFile.model_validate(raw)
     except ValidationError as error:
         problems.extend(
             (_loc(detail), _message(detail))
@@ -289,11 +289,11 @@ def _consequential(raw: Mapping[str, Any], detail: ErrorDetails) -> bool:
     return isinstance(node, list) and len(node) > 0
 
 
-_SECTIONS = list(Floor.model_fields)
+_SECTIONS = list(FloorFile.model_fields)
 
 
 def _order(loc: Loc) -> tuple[tuple[int, int, str], ...]:
-    """File order: sections as in Floor, entries by index, fields by name."""
+    """File order: sections as in FloorFile, entries by index, fields by name."""
     head = _SECTIONS.index(loc[0]) if loc and loc[0] in _SECTIONS else len(_SECTIONS)
     return ((head, 0, ""), *((0, k, "") if isinstance(k, int) else (1, 0, k) for k in loc[1:]))
 

@@ -61,7 +61,7 @@ def mystery_checks(meter: Mapping[str, Any], loc: Loc) -> Iterator[tuple[Loc, st
         yield (*loc, "must_hit_by"), f"must be above {what}: the trigger is drawn in [from, by)"
 
 
-def level_checks(raw: Mapping[str, Any]) -> Iterator[tuple[Loc, str]]:
+def level_checks(raw: Mapping[str, Any]) -> Iterator[tuple[Loc, str]]:  # noqa: C901, PLR0912 - one check per rule of the levels, each listed at once
     """Every row names a meter of its table's link (none: the link's first), and every
     meter of a link that has tables is paid by some row, else it would grow for ever.
     A hand's share of its meter is at most 100 %: tables.games refuses more."""

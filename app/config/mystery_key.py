@@ -5,7 +5,7 @@ journal could open a trigger before its hit (docs/operations.md, "Mystery key").
 
 from __future__ import annotations
 
-from app.config.floor_file import Floor
+from app.config.floor_file import FloorFile
 from app.config.settings import Settings
 from app.state.sealing import DEMO_KEY
 
@@ -14,7 +14,7 @@ class MysteryKeyError(ValueError):
     """A floor with must-hit-by levels and no key of its own: the writer does not start."""
 
 
-def must_hit_by_levels(floor: Floor) -> list[str]:
+def must_hit_by_levels(floor: FloorFile) -> list[str]:
     """The floor's must-hit-by levels, as "link/meter"."""
     return [
         f"{link.id}/{meter.id}"
@@ -24,7 +24,7 @@ def must_hit_by_levels(floor: Floor) -> list[str]:
     ]
 
 
-def mystery_key(floor: Floor, settings: Settings) -> str | None:
+def mystery_key(floor: FloorFile, settings: Settings) -> str | None:
     """JACKPOT_MYSTERY_KEY; under the demo switch, the demo's key when none is given; None
     for a floor without must-hit-by levels and no key (nothing is ever sealed)."""
     key = settings.mystery_key or None

@@ -32,7 +32,7 @@ SUBPROTOCOL = "jackpot"
 TOKEN_SUBPROTOCOL = "jackpot.token."
 
 
-def display_router(
+def display_router(  # noqa: C901 - a router factory: each nested route adds its own branches
     broadcaster: Broadcaster, *, display_token: str | None = None, screens: Screens | None = None
 ) -> APIRouter:
     """The display endpoints over one Broadcaster (writer or display role); `screens`

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 from app.ops.readings import Read, Value
-from app.state.floor_state import Service
+from app.state.floor_state import FloorState
 
 
 @runtime_checkable
@@ -14,7 +14,7 @@ class InPlayReadings(Protocol):
     """What is read of the writer (app/writer/writer.py's Writer)."""
 
     @property
-    def service(self) -> Service: ...
+    def service(self) -> FloorState: ...
     @property
     def clock(self) -> Callable[[], int]: ...
     def last_heard(self, table: str) -> int: ...

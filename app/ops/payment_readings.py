@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 from app.ops.readings import Read
-from app.state.floor_state import Service
+from app.state.floor_state import FloorState
 from app.state.payments import unpaid
 from jackpot.money import SCALE
 
@@ -16,7 +16,7 @@ class PaymentReadings(Protocol):
     """What they read of the writer (app/writer/writer.py's Writer)."""
 
     @property
-    def service(self) -> Service: ...
+    def service(self) -> FloorState: ...
     @property
     def clock(self) -> Callable[[], int]: ...
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from app.state.floor_state import Service
+from app.state.floor_state import FloorState
 from jackpot.money import SCALE
 
 Value = float | int | bool
@@ -35,7 +35,7 @@ class WriterReadings(Protocol):
     @property
     def stats(self) -> Mapping[str, int]: ...
     @property
-    def service(self) -> Service: ...
+    def service(self) -> FloorState: ...
     def queue_depth(self) -> int: ...
 
 

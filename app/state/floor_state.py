@@ -29,7 +29,7 @@ from jackpot.in_play import InPlay
 
 
 @dataclass(slots=True)
-class Service:
+class FloorState:
     config: FloorConfig
     floor: Floor = field(init=False)
     extras: dict[tuple[str, str], RoundExtras] = field(default_factory=dict)

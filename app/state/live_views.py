@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.state.floor_state import Service
+from app.state.floor_state import FloorState
 from app.state.in_play_views import link_in_play, suspensions_view, table_heard, table_in_play
 from app.state.mystery_views import level_fields
 from app.state.operator_views import proposal_view
@@ -28,7 +28,7 @@ class TableActivity:
 
     last: dict[str, tuple[int, str]] = field(default_factory=dict)
 
-    def observe(self, service: Service) -> dict[str, tuple[int, str]]:
+    def observe(self, service: FloorState) -> dict[str, tuple[int, str]]:
         for rnd in service.floor.rounds.values():
             seen = (rnd.received_at, "bets")
             if rnd.outcome_at is not None and rnd.outcome_at >= rnd.received_at:
@@ -39,13 +39,13 @@ class TableActivity:
         return self.last
 
 
-def silent_after_ms(service: Service) -> int:
+def silent_after_ms(service: FloorState) -> int:
     """A table with no event for a round timeout is flagged: its rounds would be stale."""
     return service.config.timing.round_timeout_ms
 
 
 def floor_view(
-    service: Service,
+    service: FloorState,
     activity: TableActivity,
     now: int,
     *,
@@ -92,7 +92,7 @@ def floor_view(
     return view
 
 
-def _link_view(service: Service, link_id: str, degraded: bool) -> dict[str, Any]:
+def _link_view(service: FloorState, link_id: str, degraded: bool) -> dict[str, Any]:
     floor = service.floor
     link = floor.link(link_id)
     provisional = link.provisional()
@@ -142,7 +142,7 @@ def _link_view(service: Service, link_id: str, degraded: bool) -> dict[str, Any]
 _PENDING_KEYS = ("id", "table", "round", "box", "meter", "hand", "dealt_at", "late")
 
 
-def _last_hits(service: Service, link: str, meters: list[str]) -> dict[str, list[AwardRecord]]:
+def _last_hits(service: FloorState, link: str, meters: list[str]) -> dict[str, list[AwardRecord]]:
     """Each meter's newest HITS awards, in `GET /v1/awards` order (newest dealt first)."""
     by_meter: dict[str, list[AwardRecord]] = {m: [] for m in meters}
     for award in service.floor.awards.values():

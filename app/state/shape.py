@@ -1,6 +1,6 @@
 """What the journal's kinds and the answer views read and change of the floor's state.
 
-`FloorData` is the shape of `app/state/floor_state.Service`, which applies entries through
+`FloorData` is the shape of `app/state/floor_state.FloorState`, which applies entries through
 the kinds (app/state/kinds.py) and answers through the views: the kinds and the views
 depend on this shape, not on the service, so the state's modules import one way.
 """

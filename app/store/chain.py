@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from jackpot.snapshot import canonical_json
+from jackpot.canonical import canonical_json
 
 GENESIS = "0" * 64  # the previous hash of entry 1
 

@@ -16,14 +16,14 @@ import msgspec
 
 from app.state.accounts import dump_accounts, load_accounts
 from app.state.entries import Decision, Drawn, PostedBox
-from app.state.floor_state import RoundExtras, Service
+from app.state.floor_state import FloorState, RoundExtras
 from app.store.packing import pack
 from jackpot import snapshot
+from jackpot.canonical import canonical_json
 from jackpot.in_play import InPlay
-from jackpot.snapshot import canonical_json
 
 
-def dump_service(service: Service, seq: int, head: str) -> dict[str, Any]:
+def dump_service(service: FloorState, seq: int, head: str) -> dict[str, Any]:
     state: dict[str, Any] = {
         "seq": seq,
         "head": head,
@@ -54,8 +54,8 @@ def dump_service(service: Service, seq: int, head: str) -> dict[str, Any]:
     return state
 
 
-def load_service(config: Any, state: dict[str, Any]) -> Service:
-    service = Service(config)
+def load_service(config: Any, state: dict[str, Any]) -> FloorState:
+    service = FloorState(config)
     if "floor" not in state:  # nothing durable yet: the empty floor
         return service
     service.floor = snapshot.load(
@@ -81,7 +81,7 @@ def load_service(config: Any, state: dict[str, Any]) -> Service:
     return service
 
 
-def dump_text(service: Service, seq: int, head: str) -> str:
+def dump_text(service: FloorState, seq: int, head: str) -> str:
     return canonical_json(dump_service(service, seq, head))
 
 
@@ -108,7 +108,7 @@ def packed_text_size(packed: bytes) -> int:
     return size + len(unpacking.flush())
 
 
-def dump_packed_aside(service: Service, seq: int, head: str) -> Awaitable[Dumped]:
+def dump_packed_aside(service: FloorState, seq: int, head: str) -> Awaitable[Dumped]:
     """`dump_text` of the state as it is at this call, packed for storage (app.store.journal
     `pack`), with its text's size, without holding up the event loop: await the result
     (always: it also reaps the child).

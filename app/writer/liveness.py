@@ -4,7 +4,7 @@ tables the writer's timer suspends when the floor asks it to (rules 5.17, 5.18.2
 from __future__ import annotations
 
 from app.state.entries import SuspendEntry
-from app.state.floor_state import Service
+from app.state.floor_state import FloorState
 from jackpot.in_play import TABLE
 
 
@@ -23,12 +23,12 @@ class Liveness:
     def last(self, table: str) -> int:
         return self.heard.get(table, self.since)
 
-    def silent(self, service: Service, now: int) -> list[str]:
+    def silent(self, service: FloorState, now: int) -> list[str]:
         """The tables unheard longer than the floor's `table_silence_ms`."""
         silence = service.config.table_silence_ms
         return [t for t in sorted(service.config.tables) if now - self.last(t) > silence]
 
-    def quiet_since(self, service: Service) -> dict[str, int]:
+    def quiet_since(self, service: FloorState) -> dict[str, int]:
         """Each table not suspended as a whole: since when it is quiet, counting a
         supervisor's resumption as word from it (it resumes only by a supervisor, who
         is then given `table_silence_ms` for it to be heard again)."""
@@ -43,14 +43,14 @@ class Liveness:
             if (TABLE, t, 0) not in active
         }
 
-    def due(self, service: Service) -> int | None:
+    def due(self, service: FloorState) -> int | None:
         """When the next silent table is to be suspended (None: none, or not asked)."""
         if not service.config.suspend_silent_tables:
             return None
         quiet = self.quiet_since(service).values()
         return min(quiet) + service.config.table_silence_ms + 1 if quiet else None
 
-    def suspensions(self, service: Service, now: int) -> list[SuspendEntry]:
+    def suspensions(self, service: FloorState, now: int) -> list[SuspendEntry]:
         """The `suspend` entries of the tables silent now (by null: the writer's timer)."""
         if not service.config.suspend_silent_tables:
             return []

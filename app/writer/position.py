@@ -9,13 +9,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.state.entries import Entry, entry_from_dict, entry_text
-from app.state.floor_state import Service
+from app.state.floor_state import FloorState
 from app.store.chain import GENESIS, chain_hash
 from app.store.continuity import check_follows
 from app.store.journal import JournalRow
 from app.store.packing import unpack_bytes
 from app.store.snapshots import load_service, text_size
-from jackpot.snapshot import canonical_json, loads_exact
+from jackpot.canonical import canonical_json, loads_exact
 
 # First answers kept in memory for retries; older ones are read from the journal.
 REMEMBERED = 100_000
@@ -25,7 +25,7 @@ REMEMBERED = 100_000
 class Position:
     """The state and its place in the chain; `restore` takes both back to the durable point."""
 
-    service: Service
+    service: FloorState
     seq: int = 0
     head: str = GENESIS
     # The last durable point: a snapshot, packed as stored (b"": the empty floor), its

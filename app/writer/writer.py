@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from app.state.commands import Command
-from app.state.floor_state import Service
+from app.state.floor_state import FloorState
 from app.store.errors import JournalUnavailable
 from app.store.journal import Journal, JournalRow
 from app.writer.announcer import Announcer
@@ -51,7 +51,7 @@ class Writer:
 
     def __init__(
         self,
-        service: Service,
+        service: FloorState,
         journal: Journal,
         settings: WriterSettings | None = None,
         *,
@@ -88,7 +88,7 @@ class Writer:
     # The state and where it stands, as the app reads them.
 
     @property
-    def service(self) -> Service:
+    def service(self) -> FloorState:
         """The state; replaced when a commit fails (rebuilt from the last durable point)."""
         return self.position.service
 

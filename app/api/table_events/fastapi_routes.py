@@ -16,11 +16,11 @@ from app.api.responses import JSONResponse
 from app.api.schemas import ID_PATTERN
 from app.api.table_events.handlers import EventHandler, table_event_of
 from app.api.table_events.request_models import BetsRequest, OutcomeRequest, VoidRequest
-from app.state.floor_state import Service, idempotency_key
+from app.state.floor_state import FloorState, idempotency_key
 from app.state.views import as_committed, meter_award, round_view
 from app.writer.writer import Writer
+from jackpot.canonical import loads_exact
 from jackpot.errors import UnknownError
-from jackpot.snapshot import loads_exact
 
 # The bodies the table events read themselves, after the token (app/api/router.py).
 TABLE_EVENT_BODIES: tuple[type[BaseModel], ...] = (BetsRequest, OutcomeRequest, VoidRequest)
@@ -56,7 +56,7 @@ def table_event(body: type[BaseModel]) -> dict[str, Any]:
 def table_routes(
     api: APIRouter, writer: Writer, tokens: Tokens, events: Mapping[str, EventHandler]
 ) -> None:
-    def service() -> Service:
+    def service() -> FloorState:
         return writer.service
 
     @api.post(

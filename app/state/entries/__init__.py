@@ -50,7 +50,7 @@ from app.state.entries.rounds import (
     entry_draws,
 )
 from app.state.entries.suspensions import ResumeChange, ResumeEntry, SuspendChange, SuspendEntry
-from jackpot.snapshot import canonical_json
+from jackpot.canonical import canonical_json
 
 __all__ = [
     "UNSET", "ApproveEntry", "ArmEntry", "BetsEntry", "Change", "Claim", "CorrectChange",

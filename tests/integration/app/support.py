@@ -16,8 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from app.api.passwords import Passwords
 from app.api.sessions import SignInPolicy
 from app.compose import WriterProcess, writer_process
-from app.config.floor_file import Floor as FloorFile
-from app.config.floor_file import parse_floor
+from app.config.floor_file import FloorFile, parse_floor
 from app.config.settings import Settings
 from app.display.broadcaster import Broadcaster
 from app.store.errors import JournalUnavailable

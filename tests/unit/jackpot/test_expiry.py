@@ -6,12 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from jackpot.canonical import canonical_json
 from jackpot.commands import CloseBets, Command, Expire
 from jackpot.config import Timing
 from jackpot.errors import JackpotError, StateConflictError
 from jackpot.floor import ExpireResult, Floor
 from jackpot.records import EXPIRED, FINAL, OPEN, VOID
-from jackpot.snapshot import canonical_json, dump, load
+from jackpot.snapshot import dump, load
 from tests.unit.jackpot.support import ROYAL, TIMING, bets, finalize, m, outcome, stud_link, void
 
 AFTER = TIMING.expire_after_ms  # 10 round timeouts by default: 30 minutes

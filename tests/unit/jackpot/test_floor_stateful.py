@@ -8,12 +8,13 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+from jackpot.canonical import canonical_json
 from jackpot.commands import Command, Correct, Finalize, ResetMeter, SetSeed
 from jackpot.errors import JackpotError, StateConflictError
 from jackpot.floor import FinalizeResult, Floor
 from jackpot.money import CENT, RATE_SCALE, Money, floor_cents
 from jackpot.records import FINAL, OPEN, AwardRecord
-from jackpot.snapshot import canonical_json, dump, load
+from jackpot.snapshot import dump, load
 from tests.unit.jackpot.support import (
     ROYAL,
     STRAIGHT_FLUSH,

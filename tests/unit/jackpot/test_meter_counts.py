@@ -168,7 +168,7 @@ OPS = st.lists(
     meters=st.lists(st.tuples(RATES, RATES, CEILINGS, DESTINATIONS), min_size=1, max_size=3),
     ops=OPS,
 )
-def test_counters_are_what_happened(
+def test_counters_are_what_happened(  # noqa: C901, PLR0912 - the model: one branch per op
     meters: list[tuple[str, str, str | None, str]],
     ops: list[tuple[str, int, list[tuple[int, str]]]],
 ) -> None:

@@ -3,9 +3,10 @@ and a snapshot keeps them too."""
 
 from __future__ import annotations
 
+from jackpot.canonical import canonical_json
 from jackpot.commands import Finalize, FixedAward, RecordOutcome
 from jackpot.records import PastFixed
-from jackpot.snapshot import canonical_json, dump, load
+from jackpot.snapshot import dump, load
 from tests.unit.jackpot.support import TIMING, bets, floor, m, stud_link, void
 
 FOUR = FixedAward(1, "fixed", "four_of_a_kind", m("500.00"), dealt_at=1_050)

@@ -12,7 +12,7 @@ import pytest
 from argon2 import PasswordHasher, profiles
 
 from app.api.passwords import Passwords
-from app.state.floor_state import Service
+from app.state.floor_state import FloorState
 from app.store.journal import MemoryJournal
 from tests.integration.app.support import KeptJournal, build_server, running
 from tests.support import OPERATOR, SUPERVISOR, Clock, replayed
@@ -179,6 +179,6 @@ async def test_accounts_are_rebuilt_from_the_journal_alone(clock: Clock) -> None
         after = (await client.get("/v1/accounts", headers=SUPERVISOR)).json()
         assert after == before
         assert (await client.get("/v1/awards", headers=OPERATOR)).status_code == 401
-    service: Service = replayed([r async for r in journal.read(0)])
+    service: FloorState = replayed([r async for r in journal.read(0)])
     assert sorted(service.accounts.by_name) == ["ann", "olivia", "sam", "sue"]
     assert service.accounts.by_name["ann"].password is not None

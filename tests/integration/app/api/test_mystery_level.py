@@ -14,9 +14,9 @@ import pytest
 
 from app.config.floor_config import floor_config
 from app.config.floor_file import parse_floor, token_hash
-from app.state.floor_state import Service
+from app.state.floor_state import FloorState
+from jackpot.canonical import loads_exact
 from jackpot.money import format_money
-from jackpot.snapshot import loads_exact
 from tests.integration.app.support import KeptJournal, build_server, running
 from tests.support import Clock, bets_body
 
@@ -130,7 +130,7 @@ async def test_drawn_at_start_won_at_the_first_crossing_and_revealed(
     assert arms[1]["revealed"] == f"{reveal['trigger']}|{reveal['nonce']}"
     assert reveal["nonce"] not in str(arms[0])
     # The journal replays to the same meters and award.
-    service = Service(floor_config(parse_floor(FLOOR), KEY))
+    service = FloorState(floor_config(parse_floor(FLOOR), KEY))
     async for row in journal.read(0):
         service.apply(loads_exact(row.entry, f"journal entry {row.seq}"))
     link = service.floor.links["tiers"]

@@ -12,8 +12,8 @@ import pytest
 from app.config.floor_file import parse_floor
 from app.store.packing import pack
 from app.store.snapshots import dump_service
+from jackpot.canonical import canonical_json
 from jackpot.meter import COUNTERS
-from jackpot.snapshot import canonical_json
 from tests.integration.app.support import (
     KeptJournal,
     build_server,

@@ -11,9 +11,9 @@ import pytest
 
 from app.config.floor_config import floor_config
 from app.config.floor_file import parse_floor, token_hash
-from app.state.floor_state import Service
+from app.state.floor_state import FloorState
+from jackpot.canonical import loads_exact
 from jackpot.money import format_money
-from jackpot.snapshot import loads_exact
 from tests.integration.app.support import KeptJournal, build_server, running
 from tests.support import Clock, bets_body
 
@@ -124,7 +124,7 @@ async def test_each_hand_is_paid_from_its_own_level_and_resets_only_it(
     clock.now += 1_000
     assert await values(client) == {"major": "10000.00", "minor": "250.20", "mini": "50.00"}
     # The journal alone gives the same meters (the claims name their meters).
-    service = Service(floor_config(parse_floor(FLOOR)))
+    service = FloorState(floor_config(parse_floor(FLOOR)))
     async for row in journal.read(0):
         service.apply(loads_exact(row.entry, f"journal entry {row.seq}"))
     meters = service.floor.links["tiers"].meters

@@ -17,7 +17,7 @@ from app.audit.reconciliation import Reports, reconciliation
 from app.config.floor_config import floor_config
 from app.config.floor_file import load_floor
 from app.state.commands import VoidCommand
-from app.state.floor_state import FloorConfig, Service
+from app.state.floor_state import FloorConfig, FloorState
 from app.store.journal import JournalRow, MemoryJournal
 from app.store.packing import pack
 from app.store.snapshots import dump_text
@@ -37,7 +37,7 @@ def config() -> FloorConfig:
 
 def full_replay(rows: list[JournalRow], start: int, end: int) -> dict[tuple[str, str], Any]:
     """The reference: every entry from the first, as the report was computed before."""
-    service = Service(config())
+    service = FloorState(config())
     opening = None
     for row in rows:
         if row.recorded_at_ms >= end:
@@ -50,7 +50,7 @@ def full_replay(rows: list[JournalRow], start: int, end: int) -> dict[tuple[str,
     return {key: reconcile(opening[key], closing[key]) for key in closing}
 
 
-def ledgers(service: Service) -> dict[tuple[str, str], Ledger]:
+def ledgers(service: FloorState) -> dict[tuple[str, str], Ledger]:
     return {
         (link.id, c.id): Ledger.of(m)
         for link in service.floor.links.values()
@@ -64,7 +64,7 @@ async def played() -> tuple[MemoryJournal, list[JournalRow]]:
     journal = MemoryJournal()
     clock = Clock()
     clock.now = NOW
-    writer = Writer(Service(config()), journal, WriterSettings(clock=clock))
+    writer = Writer(FloorState(config()), journal, WriterSettings(clock=clock))
     await writer.recover()
     writer.start()
     try:

@@ -32,7 +32,7 @@ from app.audit.replay_check import Verifier
 from app.audit.segments import plan_segments
 from app.audit.verify_run import verify
 from app.cli.audit import main_verify
-from app.state.floor_state import FloorConfig, Service, TableConfig
+from app.state.floor_state import FloorConfig, FloorState, TableConfig
 from app.state.views import round_view
 from app.store.journal import JournalRow, MemoryJournal, PostgresJournal
 from app.store.packing import pack
@@ -40,10 +40,10 @@ from app.store.snapshots import dump_service
 from app.writer.group import Submission
 from app.writer.writer import Writer
 from app.writer.writer_settings import WriterSettings
+from jackpot.canonical import canonical_json
 from jackpot.commands import SEMANTICS
 from jackpot.config import LinkConfig, MeterConfig, Timing
 from jackpot.money import Money, parse_money, parse_rate
-from jackpot.snapshot import canonical_json
 from tables.bets import TableSettings
 from tables.cards import DECK
 from tables.games import game
@@ -109,7 +109,7 @@ class Floor:
             snapshot_every=snapshot_every,
             snapshot_growth=snapshot_growth,
         )
-        self.writer = Writer(Service(config), self.journal, settings)
+        self.writer = Writer(FloorState(config), self.journal, settings)
         self.batch: list[Submission] = []
 
     def submit(

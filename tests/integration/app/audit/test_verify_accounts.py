@@ -10,7 +10,7 @@ from app.audit.replay_check import Verifier
 from app.config.floor_config import floor_config
 from app.config.floor_file import load_floor
 from app.store.snapshots import dump_text, load_service
-from jackpot.snapshot import loads_exact
+from jackpot.canonical import loads_exact
 from tests.integration.app.support import KeptJournal, build_server, running
 from tests.support import DEMO, OPERATOR, SUPERVISOR, Clock, replayed
 

@@ -10,7 +10,7 @@ from app.audit.findings import format_report
 from app.audit.segments import plan_segments
 from app.audit.verify_run import verify
 from app.store.packing import pack
-from jackpot.snapshot import canonical_json
+from jackpot.canonical import canonical_json
 from tests.integration.app.audit.test_verify import (
     CONFIG,
     _history_with_snapshots,

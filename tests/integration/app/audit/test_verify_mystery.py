@@ -14,7 +14,7 @@ from app.config.floor_config import floor_config
 from app.config.floor_file import parse_floor
 from app.state.sealing import seal
 from app.store.journal import JournalRow
-from jackpot.snapshot import canonical_json
+from jackpot.canonical import canonical_json
 from tests.integration.app.api.test_mystery_level import FLOOR, KEY, NOTHING, TABLE
 from tests.integration.app.support import KeptJournal, build_server, running
 from tests.support import Clock, bets_body

@@ -16,7 +16,7 @@ from app.audit.replay_check import Verifier
 from app.config.floor_config import floor_config
 from app.config.floor_file import load_floor
 from app.store.journal import JournalRow
-from jackpot.snapshot import canonical_json
+from jackpot.canonical import canonical_json
 from tests.integration.app.support import KeptJournal, build_server, running
 from tests.support import DEMO, OPERATOR, SUPERVISOR, Clock, bets_body
 

@@ -10,7 +10,7 @@ from typing import Any
 from app.config.floor_config import floor_config
 from app.config.floor_file import load_floor
 from app.state.commands import Command
-from app.state.floor_state import Service
+from app.state.floor_state import FloorState
 from app.state.timefmt import format_time
 from app.store.errors import JournalUnavailable
 from app.store.journal import JournalRow, MemoryJournal
@@ -57,9 +57,9 @@ class GatedJournal(MemoryJournal):
         self.appended.append([row.idem_key or row.kind for row in rows])
 
 
-def service() -> Service:
+def service() -> FloorState:
     config = floor_config(load_floor(DEMO))
-    return Service(config)
+    return FloorState(config)
 
 
 def bets(at: int = NOW) -> Command:

@@ -21,8 +21,8 @@ from app.config.floor_file import FloorError, load_floor, parse_floor
 from app.store.chain import GENESIS, chain_hash
 from app.store.journal import Journal, JournalRow, PostgresJournal
 from app.writer.writer import Writer
+from jackpot.canonical import UnreadableJson, canonical_json, loads_exact
 from jackpot.money import MAX_MONEY, MAX_ODDS, SCALE, Money, MoneyError, parse_money
-from jackpot.snapshot import UnreadableJson, canonical_json, loads_exact
 from tests.integration.app.support import KeptJournal, build_server
 from tests.support import DEMO, H1, HEADER, Clock, as_command, table, table_command
 

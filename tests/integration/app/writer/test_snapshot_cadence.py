@@ -9,7 +9,7 @@ import gc
 import weakref
 
 from app.state.commands import Command
-from app.state.floor_state import Service
+from app.state.floor_state import FloorState
 from app.store.journal import JournalRow
 from app.store.packing import unpack_bytes
 from app.writer.writer import Writer
@@ -99,7 +99,7 @@ async def test_a_restart_knows_its_base_snapshots_size_and_keeps_postponing() ->
         assert latest is not None
         size = len(unpack_bytes(latest[1], latest[0]).encode())
         again = Writer(
-            Service(h.writer.service.config), h.journal, WriterSettings(snapshot_every=3)
+            FloorState(h.writer.service.config), h.journal, WriterSettings(snapshot_every=3)
         )
         await again.recover()
         assert again.position.base_size == size

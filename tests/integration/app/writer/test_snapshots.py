@@ -17,7 +17,7 @@ import pytest
 from app.config.floor_config import floor_config
 from app.config.floor_file import load_floor
 from app.state.commands import BetsCommand
-from app.state.floor_state import Service
+from app.state.floor_state import FloorState
 from app.state.kinds import prepare_bets
 from app.store.chain import GENESIS
 from app.store.packing import unpack_bytes
@@ -146,7 +146,7 @@ async def test_a_restart_from_the_snapshot_and_the_rows_after_it_is_the_same_sta
     await settled(writer)
     latest = await journal.latest_snapshot()
     assert latest is not None and latest[0] < writer.seq  # rows to replay after it
-    again = Writer(Service(writer.service.config), journal)
+    again = Writer(FloorState(writer.service.config), journal)
     replayed_rows = await again.recover()
     assert replayed_rows == writer.seq - latest[0]
     assert state(again) == state(writer)
@@ -154,7 +154,7 @@ async def test_a_restart_from_the_snapshot_and_the_rows_after_it_is_the_same_sta
 
 async def test_the_forked_dump_is_the_state_at_the_call_whatever_comes_after() -> None:
     config = floor_config(load_floor(DEMO))
-    service = Service(config)
+    service = FloorState(config)
     clock = Clock()
     entry = prepare_bets(
         service,
@@ -190,7 +190,7 @@ def _box(n: int) -> dict[str, Any]:
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="POSIX only")
 async def test_a_failed_child_is_an_error_not_a_snapshot(monkeypatch: pytest.MonkeyPatch) -> None:
     config = floor_config(load_floor(DEMO))
-    service = Service(config)
+    service = FloorState(config)
 
     def broken(*args: object) -> str:
         raise RuntimeError("serialisation failed")

@@ -24,7 +24,7 @@ from app.audit.verify_run import verify
 from app.config.floor_config import floor_config
 from app.config.floor_file import load_floor
 from app.state.commands import Command
-from app.state.floor_state import Service
+from app.state.floor_state import FloorState
 from app.state.timefmt import format_time
 from app.state.views import outcome_answer
 from app.store.journal import MemoryJournal
@@ -63,7 +63,7 @@ def failing(point: str, round_id: str, kind: str = "bets") -> Iterator[None]:  #
     if point == "answer":  # the kind's answer (app/state/kinds.py) raises
 
         def answer(original: Any) -> Any:
-            def view(service: Service, entry: Any, *more: Any) -> Any:
+            def view(service: FloorState, entry: Any, *more: Any) -> Any:
                 if entry.round == round_id:
                     raise Injected(f"answer of {entry.round}")
                 return original(service, entry, *more)
@@ -74,7 +74,7 @@ def failing(point: str, round_id: str, kind: str = "bets") -> Iterator[None]:  #
     elif point == "apply":  # the core changes the state, then raises (not a refusal)
 
         def apply(original: Any) -> Any:
-            def applied(service: Service, entry: Any) -> Any:
+            def applied(service: FloorState, entry: Any) -> Any:
                 result = original(service, entry)
                 if (getattr(entry, "round", None), entry.kind) == (round_id, kind):
                     raise Injected(f"apply of {round_id}")
@@ -82,7 +82,7 @@ def failing(point: str, round_id: str, kind: str = "bets") -> Iterator[None]:  #
 
             return applied
 
-        patch(Service, "apply", apply)
+        patch(FloorState, "apply", apply)
     else:  # the row: the entry's canonical text cannot be made
 
         def canonical(original: Any) -> Any:
@@ -275,7 +275,7 @@ def writer_for(journal: MemoryJournal, clock: Clock, snapshot_every: int) -> Wri
     config = floor_config(load_floor(DEMO))
     # No periodic finalize (a new writer's timer starts at 0): only the state decides it.
     return Writer(
-        Service(config),
+        FloorState(config),
         journal,
         WriterSettings(clock=clock, snapshot_every=snapshot_every, finalize_every_ms=10**14),
     )

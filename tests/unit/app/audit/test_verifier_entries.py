@@ -18,12 +18,12 @@ import pytest
 from app.audit.replay_check import Verifier
 from app.config.floor_config import floor_config
 from app.config.floor_file import load_floor
-from app.state.floor_state import FloorConfig, Service
+from app.state.floor_state import FloorConfig, FloorState
 from app.store.journal import JournalRow, MemoryJournal
 from app.writer.group import Submission
 from app.writer.writer import Writer
 from app.writer.writer_settings import WriterSettings
-from jackpot.snapshot import canonical_json
+from jackpot.canonical import canonical_json
 from tests.support import as_command
 
 DEMO = Path(__file__).resolve().parents[4] / "app" / "demo" / "floor.toml"
@@ -37,7 +37,7 @@ def config() -> FloorConfig:
 async def journal_of_a_round() -> list[JournalRow]:
     """T01's bets, outcome and a finalize, and a seed change: written by the writer."""
     clock = [NOW]
-    writer = Writer(Service(config()), MemoryJournal(), WriterSettings(clock=lambda: clock[0]))
+    writer = Writer(FloorState(config()), MemoryJournal(), WriterSettings(clock=lambda: clock[0]))
     loop = asyncio.get_running_loop()
     box = {"box": 1, "ante": 10_000_000, "jackpot": 1_000_000, "jackpot_dealer": 0,
            "player": None}  # fmt: skip

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from app.config.floor_file import (
-    Floor,
     FloorError,
+    FloorFile,
     OperatorRole,
     load_floor,
     parse_floor,
@@ -61,7 +61,7 @@ def test_the_demo_tokens_in_the_comment_match_the_hashes() -> None:
 
 def test_defaults_and_a_floor_without_tables_or_operators() -> None:
     floor = parse_floor('currency = "EUR"')
-    assert floor == Floor(currency="EUR")
+    assert floor == FloorFile(currency="EUR")
     assert (floor.hold_ms, floor.round_timeout_ms, floor.max_clock_skew_ms) == (2000, 180000, 2000)
     assert floor.dual_control is False
 

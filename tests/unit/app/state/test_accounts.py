@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from app.config.floor_config import floor_config
 from app.config.floor_file import load_floor
-from app.state.floor_state import Service
+from app.state.floor_state import FloorState
 from jackpot.errors import JackpotError
 from tests.support import DEMO
 
@@ -36,7 +36,7 @@ CHANGES = st.lists(
 def test_the_floor_always_keeps_an_active_supervisor_and_refusals_change_nothing(
     changes: list[tuple[str, str, str, bool]],
 ) -> None:
-    service = Service(CONFIG)
+    service = FloorState(CONFIG)
     for name in NAMES:
         made = "supervisor" if name == "ann" else "operator"
         fields: dict[str, Any] = {

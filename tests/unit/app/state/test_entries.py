@@ -26,7 +26,7 @@ from app.state.entries import (
     entry_from_dict,
     entry_text,
 )
-from jackpot.snapshot import canonical_json
+from jackpot.canonical import canonical_json
 
 ROOT = Path(__file__).resolve().parents[4]
 # The journals kept as test data (written by older servers), wherever the suite keeps them.

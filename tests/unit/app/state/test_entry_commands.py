@@ -8,7 +8,7 @@ import pytest
 
 from app.config.floor_config import floor_config
 from app.config.floor_file import load_floor
-from app.state.floor_state import Service
+from app.state.floor_state import FloorState
 from jackpot.commands import CEILING_BOUND
 from jackpot.errors import InvalidCommandError
 from jackpot.money import parse_money
@@ -29,7 +29,7 @@ def test_a_seed_above_the_ceiling_written_before_the_bound_replays_as_applied() 
     """A journal replays to the state it produced: a seed above the ceiling that an older
     server accepted (no `version`, or one before CEILING_BOUND) is applied on replay, not
     refused (the server would not start); a new one is refused (stud/major: 2,000,000.00)."""
-    service = Service(floor_config(load_floor(DEMO)))
+    service = FloorState(floor_config(load_floor(DEMO)))
     for version in (None, CEILING_BOUND - 1):
         service.apply(seed_entry("2500000.00", version))
         meter = service.floor.links["stud"].meters[0]

@@ -8,14 +8,14 @@ from typing import Any
 import pytest
 
 from app.state.commands import BetsCommand, OutcomeCommand, VoidCommand
-from app.state.floor_state import FloorConfig, Service, TableConfig
+from app.state.floor_state import FloorConfig, FloorState, TableConfig
 from app.state.kinds import prepare_bets, prepare_outcome, prepare_void
 from app.state.views import bets_answer, outcome_answer, round_view
 from app.store.snapshots import dump_service, load_service
+from jackpot.canonical import canonical_json
 from jackpot.config import LinkConfig, MeterConfig, Timing
 from jackpot.errors import StateConflictError
 from jackpot.money import parse_money, parse_rate
-from jackpot.snapshot import canonical_json
 from tables.bets import TableSettings
 from tables.errors import TablesError
 from tables.games import game
@@ -58,12 +58,12 @@ def hand(n: int, cards: str, dealt_at: int, folded: bool = False) -> dict[str, A
     return {"box": n, "dealt_at": dealt_at, "cards": cards.split(), "folded": folded}
 
 
-def run(service: Service, entry: dict[str, Any]) -> object:
+def run(service: FloorState, entry: dict[str, Any]) -> object:
     return service.apply(entry)
 
 
 def test_bets_answer_accepts_returns_per_rule_5_4() -> None:
-    s = Service(config())
+    s = FloorState(config())
     s.apply(
         prepare_bets(
             s,
@@ -81,7 +81,7 @@ def test_bets_answer_accepts_returns_per_rule_5_4() -> None:
 
 
 def test_royal_flush_at_multi_link_pays_the_meter_after_the_watermark() -> None:
-    s = Service(config())
+    s = FloorState(config())
     s.apply(
         prepare_bets(
             s,
@@ -107,7 +107,7 @@ def test_royal_flush_at_multi_link_pays_the_meter_after_the_watermark() -> None:
 
 
 def test_5_8_1_duplicate_card_is_refused_naming_the_card_and_changes_nothing() -> None:
-    s = Service(config())
+    s = FloorState(config())
     s.apply(
         prepare_bets(
             s,
@@ -129,7 +129,7 @@ def test_5_8_1_duplicate_card_is_refused_naming_the_card_and_changes_nothing() -
 
 
 def test_4_7_envy_bonus_at_three_card_poker_from_the_service() -> None:
-    s = Service(config())
+    s = FloorState(config())
     bets = {"closed_at": 0, "boxes": [box(1), box(2), box(3, jackpot="0")]}
     s.apply(prepare_bets(s, "T03", "R1", command_of(BetsCommand, bets), 0, random.Random(1)))
     body = {
@@ -150,7 +150,7 @@ def test_4_7_envy_bonus_at_three_card_poker_from_the_service() -> None:
 
 
 def test_singapore_draws_are_recorded_with_the_round_and_replayed() -> None:
-    s = Service(config())
+    s = FloorState(config())
     s.apply(
         prepare_bets(
             s,
@@ -168,7 +168,7 @@ def test_singapore_draws_are_recorded_with_the_round_and_replayed() -> None:
 
 
 def test_void_then_outcome_is_409_and_snapshot_round_trips() -> None:
-    s = Service(config())
+    s = FloorState(config())
     s.apply(
         prepare_bets(
             s,
@@ -203,7 +203,7 @@ def test_void_then_outcome_is_409_and_snapshot_round_trips() -> None:
 def test_a_bets_answer_shows_each_boxs_own_contribution() -> None:
     """Each box's amount, also when the round's boxes contribute different amounts (the
     answer formats each distinct amount once)."""
-    s = Service(config())
+    s = FloorState(config())
     boxes = [box(1), box(2, jackpot="2.00"), box(3), box(4, jackpot="3.00"), box(5, jackpot="2.00")]
     s.apply(
         prepare_bets(

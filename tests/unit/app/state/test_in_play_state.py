@@ -7,11 +7,11 @@ import random
 import pytest
 
 from app.state.commands import BetsCommand
-from app.state.floor_state import Service
+from app.state.floor_state import FloorState
 from app.state.in_play_kinds import NotInPlayError
 from app.state.kinds import prepare_bets
 from app.store.snapshots import dump_service, dump_text, load_service
-from jackpot.snapshot import canonical_json
+from jackpot.canonical import canonical_json
 from tests.support import command_of
 from tests.unit.app.state.test_floor_state import box, config
 
@@ -29,7 +29,7 @@ def bets(*boxes: dict[str, object]) -> BetsCommand:
 
 
 def test_a_snapshot_keeps_what_is_suspended_and_old_snapshots_are_unchanged() -> None:
-    service = Service(config())
+    service = FloorState(config())
     assert "in_play" not in dump_service(service, 0, "0" * 64)  # as before suspensions
     service.apply(suspend("T01", [3]))
     text = dump_text(service, 1, "0" * 64)
@@ -41,7 +41,7 @@ def test_a_snapshot_keeps_what_is_suspended_and_old_snapshots_are_unchanged() ->
 
 
 def test_the_writers_timer_suspends_with_no_supervisor_and_is_audited() -> None:
-    service = Service(config())
+    service = FloorState(config())
     service.apply(suspend("T02", None, by=None))
     assert service.audit[-1]["who"] is None and service.audit[-1]["action"] == "suspend"
     with pytest.raises(NotInPlayError) as refused:

@@ -19,7 +19,7 @@ from app.state.entries import (
     PaidEntry,
     TablePaidEntry,
 )
-from app.state.floor_state import Service
+from app.state.floor_state import FloorState
 from app.state.kinds import prepare_bets, prepare_outcome
 from app.state.payments import (
     METHODS,
@@ -36,13 +36,13 @@ from tests.support import command_of
 from tests.unit.app.state.test_floor_state import box, config, hand
 
 
-def settled(witness_above: str | None = None) -> Service:
+def settled(witness_above: str | None = None) -> FloorState:
     """A round at T03: box 1 A K Q of hearts (1,250, 4.4), box 2 a straight flush (175),
     box 3 A K Q of spades with a 1.00 wager (the tcp meter, and envy to boxes 1 and 2)."""
     cfg = config()
     if witness_above is not None:
         cfg = replace(cfg, witness_above=parse_money(witness_above))
-    s = Service(cfg)
+    s = FloorState(cfg)
     bets = {"closed_at": 0, "boxes": [box(1), box(2), box(3)]}
     s.apply(prepare_bets(s, "T03", "R1", command_of(BetsCommand, bets), 0, random.Random(1)))
     body = {
