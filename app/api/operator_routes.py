@@ -19,11 +19,12 @@ from app.api.answers import (
     SeedAnswer,
 )
 from app.api.auth import Principal, Tokens
+from app.api.exports import export_response
 from app.api.reading import Auth, TableId, read_body, request_body, time_range
 from app.api.responses import JSON_OR_CSV, JSONResponse
 from app.api.schemas import CorrectionRequest, ResetRequest, SeedRequest
 from app.audit.reconciliation import COLUMNS, Reports, to_csv
-from app.state.audit_views import AUDIT_COLUMNS, audit_csv_row, audit_matches
+from app.audit.record_export import Page, export_audit, export_awards
 from app.state.commands import (
     ApproveCommand,
     MeterCommand,
@@ -34,17 +35,19 @@ from app.state.commands import (
 )
 from app.state.floor_state import Service
 from app.state.operator_views import audit_view, proposal_view
-from app.state.views import Listed, every_award
+from app.state.record_listings import (
+    AuditFilter,
+    AwardFilter,
+    matching_audit,
+    matching_awards,
+)
 from app.writer.writer import Writer
 from jackpot.commands import SEMANTICS
 from jackpot.money import format_money, format_rate, parse_money
 from tables.settle import KINDS
 
-# The columns of before, then those of every kind (appended: a reader by position works on).
-AWARD_COLUMNS = (
-    "id", "link", "table", "round", "box", "hand", "meter", "share", "state", "amount",
-    "order", "sequence", "late", "dealt_at", "finalized_at", "kind", "for_box", "target",
-)  # fmt: skip
+PAGE = 100  # a listing's default `limit`; an export's is every match
+FORMAT = "^(json|csv|jsonl)$"  # csv and jsonl: exports, streamed (app/api/exports.py)
 AWARD_KINDS = f"^({'|'.join(KINDS)})$"
 Change = Callable[..., Awaitable[JSONResponse]]  # a meter change's endpoint
 
@@ -160,24 +163,21 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
         link: str | None = None,
         table: str | None = None,
         action: str | None = None,
-        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+        limit: Annotated[int | None, Query(ge=1, le=1000)] = None,
         offset: Annotated[int, Query(ge=0)] = 0,
-        format: Annotated[str, Query(pattern="^(json|csv)$")] = "json",
+        format: Annotated[str, Query(pattern=FORMAT)] = "json",
     ) -> Response:
         """Oldest first; `action` is an action (`correct:adjust`) or its first part
-        (`correct`, `propose`), `table` the table of the round a correction names."""
+        (`correct`, `propose`), `table` the table of the round a correction names.
+        `format=csv|jsonl` exports every match (or `limit` of them), streamed."""
         tokens.role(authorization, "operator")
         start, end = time_range(from_, to)
-        rows = [
-            a
-            for a in service().audit
-            if start <= a["at"] < end and audit_matches(a, link, table, action)
-        ]
-        page = rows[offset : offset + limit]
-        if format == "csv":
-            return Response(
-                to_csv([audit_csv_row(a) for a in page], AUDIT_COLUMNS), media_type="text/csv"
-            )
+        wanted = AuditFilter(start, end, link, table, action)
+        if format != "json":
+            stream = await export_audit(service(), wanted, Page(offset, limit), format)
+            return await export_response(stream, "audit", format)
+        rows = matching_audit(service().audit, wanted)
+        page = rows[offset : offset + (limit or PAGE)]
         return JSONResponse({"audit": [audit_view(a) for a in page], "total": len(rows)})
 
     @api.get("/v1/awards", tags=["operators"], responses=JSON_OR_CSV)
@@ -189,25 +189,21 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
         table: str | None = None,
         from_: Annotated[str | None, Query(alias="from")] = None,
         to: str | None = None,
-        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+        limit: Annotated[int | None, Query(ge=1, le=1000)] = None,
         offset: Annotated[int, Query(ge=0)] = 0,
-        format: Annotated[str, Query(pattern="^(json|csv)$")] = "json",
+        format: Annotated[str, Query(pattern=FORMAT)] = "json",
     ) -> Response:
         """Every award the server decided (every `kind`), newest first; `from`/`to` filter
-        on the time the hand was dealt. `?link=L&meter=M&limit=25`: a level's last 25 hits."""
+        on the time the hand was dealt. `?link=L&meter=M&limit=25`: a level's last 25 hits.
+        `format=csv|jsonl` exports every match (or `limit` of them), streamed."""
         tokens.role(authorization, "operator")
         start, end = time_range(from_, to)
-        wanted = {"kind": kind, "link": link, "meter": meter, "table": table}
-        awards = [
-            a
-            for a in every_award(service())
-            if all(v is None or getattr(a, k) == v for k, v in wanted.items())
-            and start <= a.dealt_at < end
-        ]
-        awards.sort(key=Listed.order, reverse=True)
-        rows = [a.row() for a in awards[offset : offset + limit]]
-        if format == "csv":
-            return Response(to_csv(rows, AWARD_COLUMNS), media_type="text/csv")
+        wanted = AwardFilter(start, end, kind, link, meter, table)
+        if format != "json":
+            stream = await export_awards(service(), wanted, Page(offset, limit), format)
+            return await export_response(stream, "awards", format)
+        awards = matching_awards(service(), wanted)
+        rows = [a.row() for a in awards[offset : offset + (limit or PAGE)]]
         return JSONResponse({"awards": rows, "total": len(awards)})
 
     @api.get("/v1/journal/head", tags=["operators"], response_model=JournalHead)

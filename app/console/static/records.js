@@ -1,7 +1,8 @@
 // The Audit log and Awards views: filters (time, link, table, kind), tables, CSV download.
 
 import { $, clear, el, field, fromLocalInput, money, row, when } from "./dom.js";
-import { ApiError, downloadCsv, get } from "./api.js";
+import { ApiError, get } from "./api.js";
+import { describeDownload, download } from "./exports.js";
 
 const AWARD_KINDS = ["meter", "fixed", "envy", "magic_card", "lucky_player", "lucky_dealer", "river"];
 const ACTIONS = ["seed", "reset", "correct", "propose", "reject"];
@@ -24,7 +25,8 @@ function filters(form, prefix, floor, kinds, kindLabel) {
     field("Link", inputs.link), field("Table", inputs.table), field(kindLabel.replace("every ", "").replace(/^./, (c) => c.toUpperCase()), inputs.kind),
     el("div", { class: "actions" },
       el("button", { type: "submit", id: `${prefix}-apply`, text: "Show" }),
-      el("button", { type: "button", class: "secondary", id: `${prefix}-csv`, text: "Download CSV" })));
+      el("button", { type: "button", class: "secondary", id: `${prefix}-csv`, text: "Download CSV" }),
+      el("button", { type: "button", class: "secondary", id: `${prefix}-jsonl`, text: "Download JSON" })));
   return inputs;
 }
 
@@ -37,11 +39,11 @@ function params(inputs, kindName) {
 }
 
 function problem(status, error) {
-  status.textContent = error instanceof ApiError ? error.describe() : String(error);
+  status.textContent = error instanceof ApiError ? error.describe() : error?.message || String(error);
   status.classList.add("error");
 }
 
-function list({ prefix, path, kindName, kinds, kindLabel, render, file, limit }) {
+function list({ prefix, path, kindName, kinds, kindLabel, render, file, noun, limit }) {
   let inputs;
   const status = $(`#${prefix}-status`);
   const load = async () => {
@@ -58,13 +60,17 @@ function list({ prefix, path, kindName, kinds, kindLabel, render, file, limit })
       const form = $(`#${prefix}-filters`);
       inputs = filters(form, prefix, floor, kinds, kindLabel);
       form.onsubmit = (event) => { event.preventDefault(); load(); };
-      $(`#${prefix}-csv`).onclick = async () => {
-        try {
-          await downloadCsv(path, { ...params(inputs, kindName), limit }, file);
+      // The file has every record of the period: the screen pages, the export never.
+      for (const format of ["csv", "jsonl"]) {
+        $(`#${prefix}-${format}`).onclick = async () => {
           status.classList.remove("error");
-          status.textContent = `Downloaded ${file}.`;
-        } catch (error) { problem(status, error); }
-      };
+          status.textContent = "Preparing the file…";
+          try {
+            const saved = await download(path, params(inputs, kindName), file, format);
+            status.textContent = describeDownload(saved, noun);
+          } catch (error) { problem(status, error); }
+        };
+      }
     },
     load,
   };
@@ -78,7 +84,7 @@ function describe(side) {
 
 export const audit = list({
   prefix: "audit", path: "/v1/audit", kindName: "action", kinds: ACTIONS, kindLabel: "every action",
-  file: "audit.csv", limit: 1000,
+  file: "audit", noun: "record", limit: 1000,
   render(data) {
     const body = clear($("#audit tbody"));
     // Newest first on screen; the API (and its CSV) lists oldest first.
@@ -87,13 +93,13 @@ export const audit = list({
         `${a.link} · ${a.meter}${a.round ? ` · ${a.round}` : ""}${a.amount ? ` · ${money(a.amount)}` : ""}`,
         describe(a.before), describe(a.after), a.approved_by || "—", el("td", { class: "reason", text: a.reason })]).childNodes]));
     }
-    $("#audit-status").textContent = `${data.total} record${data.total === 1 ? "" : "s"}.`;
+    $("#audit-status").textContent = `${data.total} record${data.total === 1 ? "" : "s"}${data.total > data.audit.length ? `, the oldest ${data.audit.length} shown (the downloads have every one)` : ""}.`;
   },
 });
 
 export const awards = list({
   prefix: "awards", path: "/v1/awards", kindName: "kind", kinds: AWARD_KINDS, kindLabel: "every kind",
-  file: "awards.csv", limit: 500,
+  file: "awards", noun: "award", limit: 500,
   render(data) {
     const body = clear($("#awards tbody"));
     for (const a of data.awards) {
@@ -101,6 +107,6 @@ export const awards = list({
         a.table, a.round, String(a.box), (a.hand || "").replace(/_/g, " "),
         el("td", { class: "num", text: a.amount ? money(a.amount) : "—" }), a.state]));
     }
-    $("#awards-status").textContent = `${data.total} award${data.total === 1 ? "" : "s"}${data.total > data.awards.length ? `, the newest ${data.awards.length} shown` : ""}.`;
+    $("#awards-status").textContent = `${data.total} award${data.total === 1 ? "" : "s"}${data.total > data.awards.length ? `, the newest ${data.awards.length} shown (the downloads have every one)` : ""}.`;
   },
 });
