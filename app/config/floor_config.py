@@ -41,4 +41,5 @@ def floor_config(floor: Floor) -> FloorConfig:
         floor.dual_control,
         retain_ms=floor.retain_ms,
         max_open_rounds=floor.max_open_rounds,
+        hold_warning_ms=floor.hold_warning_ms,
     )

@@ -154,6 +154,7 @@ class Floor(_Section):
     # Settled, void and expired rounds are kept in memory this long (then the journal).
     retain_ms: StrictInt = Field(default=900_000, ge=0)
     dual_control: StrictBool = False  # a supervisor's change needs a second supervisor
+    hold_warning_ms: StrictInt = Field(default=30_000, ge=1)  # the console's early warning
     links: tuple[LinkSection, ...] = ()
     tables: tuple[TableSection, ...] = ()
     operators: tuple[OperatorSection, ...] = ()

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.state.floor_state import Service
+from app.state.hold_views import LinkHolds, open_rounds_by_table
 from app.state.operator_views import proposal_view
 from app.state.timefmt import format_time
 from app.state.views import as_committed, award_row
@@ -52,6 +53,7 @@ def floor_view(
     """`GET /v1/floor` and the console's websocket message (without `you`)."""
     last = activity.observe(service)
     silent = silent_after_ms(service)
+    open_rounds = open_rounds_by_table(service)
     tables = []
     for table_id, table in sorted(service.config.tables.items()):
         seen = last.get(table_id)
@@ -62,6 +64,7 @@ def floor_view(
             "last_event": None if seen is None else seen[1],
             "last_event_at": None if seen is None else format_time(seen[0]),
             "silent": seen is None or now - seen[0] > silent,
+            "open_rounds": open_rounds[table_id],
         })  # fmt: skip
     view: dict[str, Any] = {
         "currency": service.config.currency,
@@ -69,8 +72,9 @@ def floor_view(
         "now": format_time(now),
         "round_timeout_ms": service.config.timing.round_timeout_ms,
         "silent_after_ms": silent,
+        "hold_warning_ms": service.config.hold_warning_ms,
         "links": [
-            _link_view(service, link_id, degraded)
+            _link_view(service, link_id, degraded, now)
             for link_id in (c.id for c in service.config.links)
         ],
         "tables": tables,
@@ -83,7 +87,7 @@ def floor_view(
     return view
 
 
-def _link_view(service: Service, link_id: str, degraded: bool) -> dict[str, Any]:
+def _link_view(service: Service, link_id: str, degraded: bool, now: int) -> dict[str, Any]:
     floor = service.floor
     link = floor.link(link_id)
     provisional = link.provisional()
@@ -102,12 +106,14 @@ def _link_view(service: Service, link_id: str, degraded: bool) -> dict[str, Any]
             "ceiling": None if config.ceiling is None else format_money(config.ceiling),
             "hits": [award_row(as_committed(service, a)) for a in hits[config.id]],
         })  # fmt: skip
+    holds = LinkHolds(service, link_id, now)
     pending = [
         {
             **{k: v for k, v in award_row(a).items() if k in _PENDING_KEYS},
             "state": "pending",
+            **holds.award(a),
         }
-        for a in floor.pending_awards(link_id)
+        for a in holds.awards
     ]
     stale = sorted(
         (rnd.closed_at, rnd.table, rnd.round)
@@ -125,6 +131,7 @@ def _link_view(service: Service, link_id: str, degraded: bool) -> dict[str, Any]
         "stale_rounds": [
             {"table": t, "round": r, "closed_at": format_time(at)} for at, t, r in stale
         ],
+        "holding_rounds": holds.rounds(),
     }
 
 

@@ -37,6 +37,8 @@ class FloorConfig:
     # A table may hold this many rounds with bets and no outcome or void; beyond it, its
     # bets are refused (409) until some settle, are void or expire (jackpot/expiry.py).
     max_open_rounds: int = 1_000
+    # The console warns when a round has held meter awards past their hold this long.
+    hold_warning_ms: int = 30_000
 
 
 @dataclass(slots=True)

@@ -123,3 +123,55 @@ async def test_an_awards_export_of_thousands_of_rows_is_complete(
     lines = (await (await waiting.value).path()).read_text(encoding="utf-8").splitlines()
     assert len(lines) >= len(rows)
     assert tab.errors == []
+
+
+def post(server: Server, table: str, path: str, body: object) -> dict[str, object]:
+    headers = {"Authorization": f"Bearer demo-table-{table}"}
+    r = httpx.post(
+        f"{server.base}/v1/tables/{table}/{path}", json=body, headers=headers, timeout=30
+    )
+    assert r.status_code == 200, r.text
+    answer: dict[str, object] = r.json()
+    return answer
+
+
+async def test_a_round_left_open_is_named_beside_the_jackpot_it_holds_with_its_remedy(
+    sign_in: SignIn, server: Server
+) -> None:
+    sam = await sign_in(SAM, "narrow")
+    p = sam.page
+    bets = {"closed_at": stamp(), "boxes": [{"box": 1, "ante": "10.00", "jackpot": "1.00"}]}
+    await asyncio.to_thread(post, server, "T01", "rounds/HOLD1/bets", bets)
+    await asyncio.sleep(1)
+    bets = {"closed_at": stamp(), "boxes": [{"box": 1, "ante": "10.00", "jackpot": "1.00"}]}
+    await asyncio.to_thread(post, server, "T02", "rounds/ROYAL1/bets", bets)
+    royal = {"boxes": [{"box": 1, "dealt_at": stamp(), "cards": ["AH", "KH", "QH", "JH", "TH"]}]}
+    await asyncio.to_thread(post, server, "T02", "rounds/ROYAL1/outcome", royal)
+    award = p.locator(
+        'article[data-link="stud"] ul.pending li', has_text="table T02 · box 1 · royal flush"
+    )
+    await expect(award).to_contain_text("Held by round HOLD1 at table T01", timeout=5_000)
+    await expect(award).to_contain_text("at the latest")
+    await expect(p.locator('#tables tr[data-table="T01"] td.num')).not_to_have_text("0")
+    await sam.shot("pending-held")
+    # Past the floor's warning (30 s): plain words, the remedies, the supervisor's void.
+    warning = p.locator('.hold-warning[data-table="T01"][data-round="HOLD1"]')
+    await expect(warning).to_contain_text("is holding", timeout=45_000)
+    await expect(warning).to_contain_text("rule 5.17")
+    await sam.shot("hold-warning")
+    await warning.locator("button").click()
+    await expect(p.locator("#void-dialog")).to_be_visible()
+    await p.fill("#void-reason", "table T01 lost the round")
+    await sam.shot("void-dialog")
+    await p.click("#void-confirm")
+    await expect(p.locator("#void-result")).to_contain_text("Proposed as", timeout=10_000)
+    change = (await p.locator("#void-result").text_content() or "").split()[2].rstrip(":")
+    with httpx.Client(
+        base_url=server.base, headers={"Authorization": "Bearer demo-supervisor-2"}, timeout=30
+    ) as client:
+        approved = client.post(f"/v1/changes/{change}/approve")
+    assert approved.status_code == 200, approved.text
+    await p.click("#void-cancel")
+    await expect(warning).to_have_count(0, timeout=10_000)
+    await expect(award).to_have_count(0, timeout=10_000)
+    assert sam.errors == []

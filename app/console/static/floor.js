@@ -2,6 +2,7 @@
 
 import { $, ago, clear, el, money, row, when } from "./dom.js";
 import { get, path } from "./api.js";
+import { holdWarnings, pendingList } from "./holds.js";
 
 const openHits = new Set();
 const HAND = (h) => (h || "").replace(/_/g, " ");
@@ -43,21 +44,18 @@ function linkCard(floor, link, unreachable) {
         dataset: { key: `details/${link.link}/${m.meter}` },
         onclick: () => showMeter(link.link, m.meter),
       }, "Details"))))));
-  const pending = link.pending.length
-    ? el("ul", { class: "pending" }, link.pending.map((p) => el("li", {},
-        el("strong", { text: "Jackpot pending" }),
-        ` ${p.meter} · table ${p.table} · box ${p.box} · ${HAND(p.hand)} · dealt `, when(p.dealt_at))))
-    : el("p", { class: "muted", text: "No award pending." });
+  const pending = pendingList(floor, link);
   const stale = link.stale_rounds.length
     ? el("ul", { class: "stale" }, link.stale_rounds.map((r) => el("li", {},
-        el("strong", { text: "Stale round" }), ` table ${r.table} · round ${r.round} · closed `, when(r.closed_at),
-        ` (open past round_timeout, ${Math.round(floor.round_timeout_ms / 1000)} s)`)))
+        el("strong", { text: "Stale round" }), ` table ${r.table} · round ${r.round} · bets closed `, when(r.closed_at),
+        `: no outcome for ${Math.round(floor.round_timeout_ms / 1000)} s, it no longer holds jackpots back. ` +
+        `Ask table ${r.table} to post its outcome or void it (rule 5.17).`)))
     : el("p", { class: "muted", text: "No stale round." });
   return el("article", { class: "card link", dataset: { link: link.link }, "aria-label": link.name },
     el("div", { class: "view-head" },
       el("h3", {}, el("span", { class: "link-name", text: link.name }), el("span", { class: "muted", text: ` (${link.link})` })),
       el("span", { class: `pill pill-${cls}`, dataset: { status: cls }, text })),
-    meters, pending, stale);
+    meters, holdWarnings(floor, link), pending, stale);
 }
 
 function renderTables(floor) {
@@ -70,6 +68,7 @@ function renderTables(floor) {
       el("td", { text: HAND(t.game) }),
       el("td", { text: t.link ?? "none" }),
       el("td", { text: t.last_event ?? "none yet" }),
+      el("td", { class: "num", text: String(t.open_rounds ?? 0) }),
       el("td", {}, when(t.last_event_at), t.last_event_at ? el("span", { class: "muted", text: ` (${ago(t.last_event_at, floor.now)})` }) : null),
       el("td", {}, t.silent ? el("span", { class: "pill pill-degraded", text: "silent too long" }) : el("span", { class: "pill pill-ok", text: "active" }))));
   }

@@ -7,6 +7,7 @@ import { closeMeter, renderFloor } from "./floor.js";
 import { refreshForms, renderProposals, setupChanges } from "./changes.js";
 import { audit, awards } from "./records.js";
 import { run as reconcile, setupReconciliation } from "./reconcile.js";
+import { setHoldsRole } from "./holds.js";
 
 const state = { floor: null, you: null, live: null, view: "floor", unreachable: false };
 
@@ -79,6 +80,7 @@ function signedIn(you, floor) {
   $("#who").hidden = false;
   $("#who-name").textContent = you.name;
   $("#who-role").textContent = you.role;
+  setHoldsRole(you.role);
   setupChanges({
     role: you.role, name: you.name, floor: () => state.floor, report,
     changed: () => { if (state.view === "audit") audit.load(); },
