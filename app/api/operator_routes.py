@@ -34,6 +34,7 @@ from app.state.commands import (
     SeedCommand,
 )
 from app.state.floor_state import Service
+from app.state.hold_views import with_holds
 from app.state.operator_views import audit_view, proposal_view
 from app.state.record_listings import (
     AuditFilter,
@@ -200,10 +201,14 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
         start, end = time_range(from_, to)
         wanted = AwardFilter(start, end, kind, link, meter, table)
         if format != "json":
-            stream = await export_awards(service(), wanted, Page(offset, limit), format)
+            page = Page(offset, limit)
+            stream = await export_awards(service(), wanted, page, format, writer.clock())
             return await export_response(stream, "awards", format)
         awards = matching_awards(service(), wanted)
-        rows = [a.row() for a in awards[offset : offset + (limit or PAGE)]]
+        now = writer.clock()
+        rows = [
+            with_holds(service(), a.row(), now) for a in awards[offset : offset + (limit or PAGE)]
+        ]
         return JSONResponse({"awards": rows, "total": len(awards)})
 
     @api.get("/v1/journal/head", tags=["operators"], response_model=JournalHead)

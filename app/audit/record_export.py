@@ -17,6 +17,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from app.state.audit_views import AUDIT_COLUMNS, audit_csv_row
+from app.state.hold_views import with_holds
 from app.state.operator_views import audit_view
 from app.state.record_listings import (
     AWARD_COLUMNS,
@@ -26,6 +27,7 @@ from app.state.record_listings import (
     matching_awards,
 )
 from app.state.shape import FloorData
+from app.state.views import Listed
 from app.store.aside_stream import AsideStream, stream_aside
 
 FORMATS = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson"}
@@ -75,11 +77,17 @@ def _rendered(
 
 
 async def export_awards(
-    service: FloorData, wanted: AwardFilter, page: Page, format: str
+    service: FloorData, wanted: AwardFilter, page: Page, format: str, now: int
 ) -> AsideStream:
+    """JSON lines give a pending award's `held_by` and `final_by` at `now`, as the
+    listing does; the CSV keeps its columns."""
+
+    def render(a: Listed) -> dict[str, Any]:
+        return with_holds(service, a.row(), now) if format == "jsonl" else a.row()
+
     def work(out: BinaryIO) -> None:
         awards = matching_awards(service, wanted)
-        rows = _rendered(page.of(awards), lambda a: a.row())
+        rows = _rendered(page.of(awards), render)
         write_records(out, len(awards), rows, AWARD_COLUMNS, format)
 
     return await stream_aside(work)

@@ -1,7 +1,8 @@
 """Why the floor's meter awards are pending, for the console (`GET /v1/floor`): each
 pending award's holding rounds and the latest time it can stay pending, each link's
 rounds that hold awards (how long, and whether past the floor's `hold_warning_ms`), and
-each table's open rounds (docs/design.md "The watermark", jackpot/holds.py)."""
+each table's open rounds (docs/design.md "The watermark", jackpot/holds.py); and the same
+`held_by` and `final_by` on a pending award in `GET /v1/awards` and a round's `GET`."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from collections import Counter
 from typing import Any
 
 from app.state.floor_state import Service
+from app.state.shape import FloorData
 from app.state.timefmt import format_time
+from app.state.views import round_view
 from jackpot.holds import Hold, final_by, holding
-from jackpot.records import OPEN, AwardRecord
+from jackpot.records import OPEN, PENDING, AwardRecord
 
 
 def hold_row(h: Hold) -> dict[str, Any]:
@@ -21,6 +24,40 @@ def hold_row(h: Hold) -> dict[str, Any]:
         "open_since": format_time(h.open_since),
         "ends_by": format_time(h.ends_by),
     }
+
+
+def award_holds(service: FloorData, award: AwardRecord, now: int) -> dict[str, Any]:
+    """A pending meter award's `held_by` (oldest first) and `final_by`."""
+    timing = service.config.timing
+    assert award.link is not None  # a meter award is on a link
+    holds = holding(service.floor.link(award.link), award.effective_at, now, timing)
+    return {
+        "held_by": [hold_row(h) for h in holds],
+        "final_by": format_time(final_by(award.effective_at, holds, timing)),
+    }
+
+
+def with_holds(service: FloorData, row: dict[str, Any], now: int) -> dict[str, Any]:
+    """A `GET /v1/awards` row, with what holds it when it is a pending meter award."""
+    if row.get("kind") != "meter" or row.get("state") != PENDING:
+        return row
+    return {**row, **award_holds(service, service.floor.awards[row["id"]], now)}
+
+
+def round_with_holds(service: FloorData, table: str, round_id: str, now: int) -> dict[str, Any]:
+    """A round's `GET`: each of its pending meter awards with what holds it. An award is
+    known in the answer by its box, target and meter (one hand a target per box)."""
+    view = round_view(service, table, round_id)
+    rnd = service.floor.round(table, round_id)
+    holds = {}
+    for award_id in rnd.awards:
+        award = service.floor.awards[award_id]
+        holds[(award.box, award.target, award.meter)] = award
+    for item in view["awards"]:
+        if item["kind"] == "meter" and item["state"] == PENDING:
+            key = (item["box"], item.get("target", "player"), item["meter"])
+            item.update(award_holds(service, holds[key], now))
+    return view
 
 
 class LinkHolds:

@@ -154,6 +154,14 @@ async def test_a_round_left_open_is_named_beside_the_jackpot_it_holds_with_its_r
     await expect(award).to_contain_text("at the latest")
     await expect(p.locator('#tables tr[data-table="T01"] td.num')).not_to_have_text("0")
     await sam.shot("pending-held")
+    # The same on the award itself (docs/api.md "Records and reports": held_by).
+    await sam.view("awards")
+    await p.select_option("#awards-kind", "meter")
+    await p.click("#awards-apply")
+    row = p.locator("#awards tbody tr", has_text="royal flush").filter(has_text="T02")
+    await expect(row).to_contain_text("pending: held by round HOLD1 at T01")
+    await sam.shot("award-held")
+    await sam.view("floor")
     # Past the floor's warning (30 s): plain words, the remedies, the supervisor's void.
     warning = p.locator('.hold-warning[data-table="T01"][data-round="HOLD1"]')
     await expect(warning).to_contain_text("is holding", timeout=45_000)

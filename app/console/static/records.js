@@ -97,6 +97,15 @@ export const audit = list({
   },
 });
 
+// A pending jackpot says what holds it (docs/api.md: held_by, final_by).
+function stateOf(a) {
+  if (!a.held_by) return a.state;
+  if (!a.held_by.length) return `${a.state}: paid within seconds`;
+  return el("span", { class: "why-held" }, `${a.state}: held by `,
+    ...a.held_by.flatMap((h, i) => [i ? ", " : "", "round ", el("code", { class: "id", text: h.round }), " at ", el("code", { class: "id", text: h.table })]),
+    "; at the latest ", when(a.final_by));
+}
+
 export const awards = list({
   prefix: "awards", path: "/v1/awards", kindName: "kind", kinds: AWARD_KINDS, kindLabel: "every kind",
   file: "awards", noun: "award", limit: 500,
@@ -105,7 +114,7 @@ export const awards = list({
     for (const a of data.awards) {
       body.append(row([when(a.dealt_at), a.kind.replace(/_/g, " "), `${a.link ?? "no link"}${a.meter ? ` · ${a.meter}` : ""}`,
         a.table, a.round, String(a.box), (a.hand || "").replace(/_/g, " "),
-        el("td", { class: "num", text: a.amount ? money(a.amount) : "—" }), a.state]));
+        el("td", { class: "num", text: a.amount ? money(a.amount) : "—" }), stateOf(a)]));
     }
     $("#awards-status").textContent = `${data.total} award${data.total === 1 ? "" : "s"}${data.total > data.awards.length ? `, the newest ${data.awards.length} shown (the downloads have every one)` : ""}.`;
   },
