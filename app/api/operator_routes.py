@@ -33,6 +33,7 @@ from app.state.commands import (
     ResetCommand,
     SeedCommand,
 )
+from app.state.consequence_views import with_consequence
 from app.state.floor_state import Service
 from app.state.hold_views import with_holds
 from app.state.operator_views import audit_view, proposal_view
@@ -131,7 +132,9 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
     @api.get("/v1/changes", tags=["operators"], response_model=Changes)
     async def get_changes(authorization: Auth = None) -> JSONResponse:
         tokens.role(authorization, "operator")
-        return JSONResponse({"changes": [proposal_view(p) for p in service().proposals.values()]})
+        proposals = service().proposals.values()
+        views = [with_consequence(service(), p, proposal_view(p)) for p in proposals]
+        return JSONResponse({"changes": views})
 
     @api.post(
         "/v1/changes/{change}/approve",

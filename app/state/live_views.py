@@ -7,6 +7,7 @@ import heapq
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.state.consequence_views import with_consequence
 from app.state.floor_state import Service
 from app.state.hold_views import LinkHolds, open_rounds_by_table
 from app.state.operator_views import proposal_view
@@ -79,7 +80,9 @@ def floor_view(
         ],
         "tables": tables,
         "changes": [
-            proposal_view(p) for p in service.proposals.values() if p["state"] == "proposed"
+            with_consequence(service, p, proposal_view(p))
+            for p in service.proposals.values()
+            if p["state"] == "proposed"
         ],
     }
     if journal is not None:

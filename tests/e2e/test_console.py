@@ -151,6 +151,10 @@ async def test_a_supervisor_proposes_a_seed_and_a_second_one_approves_it(
     await expect(theirs).to_contain_text("new seed 12,345.67")
     await sue.shot("changes-approve")
     await theirs.get_by_role("button", name=f"Approve {change}").click()
+    await expect(q.locator("#approve-numbers")).to_contain_text("10,000.00 → 12,345.67")
+    await q.click("#approve-confirm")
+    await expect(q.locator("#approve-result")).to_contain_text(f"{change} approved")
+    await q.click("#approve-cancel")
     await expect(q.locator("#change-result")).to_contain_text(f"{change} approved")
     await expect(theirs).to_have_count(0)
 
@@ -185,7 +189,7 @@ async def test_a_reset_without_a_reason_cannot_be_sent(open_console: SignIn) -> 
     await p.evaluate("document.getElementById('reset-form').requestSubmit()")
     await asyncio.sleep(0.5)
     assert sent == []
-    await expect(p.locator("#reset-form-preview")).to_contain_text("Value:")
+    await expect(p.locator("#reset-form-preview")).to_contain_text("Value now")
     await console.shot("reset-refused")
 
 

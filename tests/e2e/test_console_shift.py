@@ -19,6 +19,7 @@ from tests.e2e.conftest import ARTIFACTS, Server
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
 SAM = "demo-supervisor"
+SUE = "demo-supervisor-2"
 SIZES: dict[str, ViewportSize] = {
     "narrow": {"width": 800, "height": 900},
     "laptop": {"width": 1400, "height": 900},
@@ -183,3 +184,50 @@ async def test_a_round_left_open_is_named_beside_the_jackpot_it_holds_with_its_r
     await expect(warning).to_have_count(0, timeout=10_000)
     await expect(award).to_have_count(0, timeout=10_000)
     assert sam.errors == []
+
+
+@pytest.mark.parametrize("size", ["narrow", "laptop", "hd"])
+async def test_an_approval_shows_the_value_the_seed_and_the_funding_and_repeats_them(
+    sign_in: SignIn, size: str
+) -> None:
+    sam = await sign_in(SAM, size)
+    p = sam.page
+    await sam.view("changes")
+    await p.select_option("#reset-meter", "stud/major")
+    await p.fill("#reset-reason", f"end of promotion ({size})")
+    # The proposer sees what it would do now: value, seed, where the money goes.
+    preview = p.locator("#reset-figures")
+    for label in ("Value now", "Value after", "Seed", "From the reserve", "From the house"):
+        await expect(preview).to_contain_text(label)
+    await sam.shot("reset-proposal")
+    await p.click("#reset-form-submit")
+    await expect(p.locator("#change-result")).to_contain_text("Proposed as change-")
+    change = (await p.locator("#change-result").text_content() or "").split()[2].rstrip(":")
+
+    sue = await sign_in(SUE, size)
+    q = sue.page
+    await sue.view("changes")
+    row = q.locator(f'#proposals tr[data-change="{change}"]')
+    figures = row.locator("dl.figures")
+    await expect(figures).to_contain_text("Value now")
+    await expect(figures).to_contain_text("From the house")
+    # The id reads whole: "change-1", never "change-" over "1".
+    box = await row.locator("th code.id").bounding_box()
+    assert box is not None and box["height"] < 30
+    await row.get_by_role("button", name=f"Approve {change}").click()
+    dialog = q.locator("#approve-dialog")
+    await expect(dialog).to_be_visible()
+    numbers = q.locator("#approve-numbers")
+    seed_line = (
+        await figures.locator("dt", has_text="Seed")
+        .locator("xpath=following-sibling::dd[1]")
+        .text_content()
+    )
+    await expect(numbers).to_contain_text(seed_line or "?")
+    for label in ("Value now", "Value after", "From the reserve", "From the house", "Reserve"):
+        await expect(numbers).to_contain_text(label)
+    await sue.shot("approve-dialog")
+    await q.click("#approve-confirm")
+    await expect(q.locator("#approve-result")).to_contain_text(f"{change} approved")
+    await expect(row).to_have_count(0)
+    assert sam.errors == [] and sue.errors == []
