@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from fastapi import APIRouter
 from pydantic import BaseModel
 
+from app.api.alarm_routes import AcknowledgeRequest, alarm_routes
 from app.api.auth import Tokens
 from app.api.floor_routes import floor_routes
 from app.api.operator_routes import operator_routes
@@ -20,7 +21,7 @@ from app.writer.writer import Writer
 # The request bodies the routes read themselves (after the token): the app puts their
 # schemas in the OpenAPI components (FastAPI adds only those of the parameters it reads).
 BODIES_READ_BY_ROUTES: tuple[type[BaseModel], ...] = (
-    *TABLE_EVENT_BODIES, SeedRequest, ResetRequest, CorrectionRequest,
+    *TABLE_EVENT_BODIES, SeedRequest, ResetRequest, CorrectionRequest, AcknowledgeRequest,
 )  # fmt: skip
 
 
@@ -31,4 +32,5 @@ def router(writer: Writer, tokens: Tokens, events: Mapping[str, EventHandler]) -
     table_routes(api, writer, tokens, events)
     operator_routes(api, writer, tokens)
     floor_routes(api, writer, tokens)
+    alarm_routes(api, writer, tokens)
     return api

@@ -105,6 +105,14 @@ class RejectCommand(_Command, frozen=True):
     reason: str
 
 
+class AcknowledgeCommand(_Command, frozen=True):
+    """A supervisor has seen one of the console's alarms (it changes no money)."""
+
+    kind: ClassVar[str] = "acknowledge"
+    alarm: str
+    note: str
+
+
 Command: TypeAlias = (
     BetsCommand
     | OutcomeCommand
@@ -115,6 +123,7 @@ Command: TypeAlias = (
     | ProposeCommand
     | ApproveCommand
     | RejectCommand
+    | AcknowledgeCommand
 )
 
 

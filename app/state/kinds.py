@@ -17,6 +17,7 @@ from typing import Any, Protocol, cast
 
 from msgspec import to_builtins
 
+from app.state.alarm_kinds import acknowledge, acknowledge_answer
 from app.state.commands import (
     BetsCommand,
     Command,
@@ -395,4 +396,5 @@ KINDS: dict[str, Kind] = {
     "propose": Kind(_propose, _prepare_change, _operator_answer),
     "approve": Kind(_approve, _prepare_change, _operator_answer),
     "reject": Kind(_reject, _prepare_change, _operator_answer),
+    "acknowledge": Kind(acknowledge, _prepare_change, acknowledge_answer),
 }

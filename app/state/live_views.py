@@ -7,6 +7,7 @@ import heapq
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.state.alarm_kinds import acknowledgements
 from app.state.consequence_views import with_consequence
 from app.state.floor_state import Service
 from app.state.hold_views import LinkHolds, open_rounds_by_table
@@ -79,6 +80,7 @@ def floor_view(
             for link_id in (c.id for c in service.config.links)
         ],
         "tables": tables,
+        "acknowledged": acknowledgements(service),
         "changes": [
             with_consequence(service, p, proposal_view(p))
             for p in service.proposals.values()

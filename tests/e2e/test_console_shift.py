@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 
@@ -231,3 +232,64 @@ async def test_an_approval_shows_the_value_the_seed_and_the_funding_and_repeats_
     await expect(q.locator("#approve-result")).to_contain_text(f"{change} approved")
     await expect(row).to_have_count(0)
     assert sam.errors == [] and sue.errors == []
+
+
+NOTES = """
+window.__notes = [];
+window.Notification = class {
+  static permission = "granted";
+  static requestPermission() { return Promise.resolve("granted"); }
+  constructor(title, options) { window.__notes.push([title, options.body, options.tag]); }
+};
+"""
+
+
+@pytest.mark.parametrize("size", ["narrow", "laptop", "hd"])
+async def test_an_alarm_is_seen_from_every_tab_and_a_supervisor_acknowledges_it(
+    sign_in: SignIn, server: Server, size: str
+) -> None:
+    sam = await sign_in(SAM, size)
+    p = sam.page
+    await p.add_init_script(NOTES)
+    await p.reload()
+    await expect(p.locator("#connection")).to_have_text("Live", timeout=15_000)
+    await sam.view("audit")
+    held = f"AL{size}"
+    bets = {"closed_at": stamp(), "boxes": [{"box": 1, "ante": "10.00", "jackpot": "1.00"}]}
+    await asyncio.to_thread(post, server, "T01", f"rounds/{held}/bets", bets)
+    await asyncio.sleep(0.5)
+    await asyncio.to_thread(
+        post, server, "T02", f"rounds/R{held}/bets", bets | {"closed_at": stamp()}
+    )
+    royal = {"boxes": [{"box": 1, "dealt_at": stamp(), "cards": ["AH", "KH", "QH", "JH", "TH"]}]}
+    await asyncio.to_thread(post, server, "T02", f"rounds/R{held}/outcome", royal)
+    # On the audit tab: the strip, the title, the browser's notification.
+    strip = p.locator("#alarms")
+    pending = strip.locator("li.alarm-pending", has_text="table T02 box 1 · royal flush")
+    holding = strip.locator(f'li[data-alarm="holding:T01/{held}"]')
+    if not await holding.is_visible():
+        await p.click("#alarm-more")
+    await expect(holding).to_contain_text(f"Round {held} at table T01 holds")
+    await expect(pending.first).to_be_visible()
+    await expect(p).to_have_title(re.compile(r"^\(\d+\) Jackpot console$"))
+    notes = await p.evaluate("window.__notes")
+    assert any(tag == f"holding:T01/{held}" for _, _, tag in notes), notes
+    await sam.shot("alarm-on-audit")
+    for view in ("awards", "reconciliation", "journal", "changes"):
+        await sam.view(view)
+        await expect(holding).to_be_visible()
+    # Acknowledged by a supervisor: recorded, shown to every console.
+    await holding.get_by_role("button", name="Acknowledge").click()
+    await expect(holding).to_contain_text("Recorded in the audit log")
+    await expect(holding).to_contain_text("acknowledged by sam")
+    await sam.shot("alarm-acknowledged")
+    await sam.view("audit")
+    await p.select_option("#audit-kind", "acknowledge")
+    await p.click("#audit-apply")
+    await expect(p.locator("#audit tbody tr", has_text=f"holding:T01/{held}")).to_contain_text(
+        "sam"
+    )
+    void = {"reason": "test over"}
+    await asyncio.to_thread(post, server, "T01", f"rounds/{held}/void", void)
+    await expect(holding).to_have_count(0, timeout=10_000)
+    assert sam.errors == []

@@ -8,6 +8,8 @@ import { refreshForms, renderProposals, setupChanges } from "./changes.js";
 import { audit, awards } from "./records.js";
 import { run as reconcile, setupReconciliation } from "./reconcile.js";
 import { setHoldsRole } from "./holds.js";
+import { renderAlarms, setAlarmsRole } from "./alarms.js";
+import "./alarm_sources.js";
 
 const state = { floor: null, you: null, live: null, view: "floor", unreachable: false };
 
@@ -70,6 +72,7 @@ function onFloor(floor) {
   renderFloor(floor, { unreachable: state.unreachable });
   renderProposals(floor);
   refreshForms();
+  renderAlarms(floor);
 }
 
 function signedIn(you, floor) {
@@ -81,6 +84,7 @@ function signedIn(you, floor) {
   $("#who-name").textContent = you.name;
   $("#who-role").textContent = you.role;
   setHoldsRole(you.role);
+  setAlarmsRole(you.role);
   setupChanges({
     role: you.role, name: you.name, floor: () => state.floor, report,
     changed: () => { if (state.view === "audit") audit.load(); },

@@ -5,7 +5,7 @@ import { ApiError, get } from "./api.js";
 import { describeDownload, download } from "./exports.js";
 
 const AWARD_KINDS = ["meter", "fixed", "envy", "magic_card", "lucky_player", "lucky_dealer", "river"];
-const ACTIONS = ["seed", "reset", "correct", "propose", "reject"];
+const ACTIONS = ["seed", "reset", "correct", "propose", "reject", "acknowledge"];
 
 function options(id, label, values) {
   return el("select", { id }, el("option", { value: "", text: label }),
@@ -79,6 +79,7 @@ function list({ prefix, path, kindName, kinds, kindLabel, render, file, noun, li
 function describe(side) {
   if (!side) return "—";
   if (side.change) return side.change;
+  if (side.alarm) return `alarm ${side.alarm}`;
   return Object.entries(side).map(([k, v]) => `${k} ${money(v)}`).join(", ");
 }
 
@@ -90,7 +91,7 @@ export const audit = list({
     // Newest first on screen; the API (and its CSV) lists oldest first.
     for (const a of [...data.audit].reverse()) {
       body.append(el("tr", { dataset: { audit: a.id } }, [...row([String(a.id), when(a.at), a.who, a.action,
-        `${a.link} · ${a.meter}${a.round ? ` · ${a.round}` : ""}${a.amount ? ` · ${money(a.amount)}` : ""}`,
+        a.link ? `${a.link} · ${a.meter}${a.round ? ` · ${a.round}` : ""}${a.amount ? ` · ${money(a.amount)}` : ""}` : "—",
         describe(a.before), describe(a.after), a.approved_by || "—", el("td", { class: "reason", text: a.reason })]).childNodes]));
     }
     $("#audit-status").textContent = `${data.total} record${data.total === 1 ? "" : "s"}${data.total > data.audit.length ? `, the oldest ${data.audit.length} shown (the downloads have every one)` : ""}.`;

@@ -16,6 +16,7 @@ from typing import Any, TypeAlias, get_args
 import msgspec
 from msgspec import UNSET
 
+from app.state.entries.alarms import AcknowledgeEntry
 from app.state.entries.base import EntryError, idempotency_key, version_of
 from app.state.entries.operators import (
     ApproveEntry,
@@ -49,7 +50,7 @@ from app.state.entries.rounds import (
 from jackpot.snapshot import canonical_json
 
 __all__ = [
-    "UNSET", "ApproveEntry", "BetsEntry", "Change", "Claim", "CorrectChange", "CorrectEntry",
+    "UNSET", "AcknowledgeEntry", "ApproveEntry", "BetsEntry", "Change", "Claim", "CorrectChange", "CorrectEntry",
     "Decision", "Drawn", "Entry", "EntryError", "ExpireEntry", "FinalizeEntry", "Fixed",
     "OperatorEntry", "OutcomeEntry", "PostedBox", "PostedDealer", "PostedHand",
     "ProposeEntry", "RejectEntry", "ResetChange", "ResetEntry", "SeedChange", "SeedEntry",
@@ -69,6 +70,7 @@ Entry: TypeAlias = (
     | ProposeEntry
     | ApproveEntry
     | RejectEntry
+    | AcknowledgeEntry
 )
 
 
