@@ -50,12 +50,12 @@ from app.state.entries.rounds import (
 from jackpot.snapshot import canonical_json
 
 __all__ = [
-    "UNSET", "AcknowledgeEntry", "ApproveEntry", "BetsEntry", "Change", "Claim", "CorrectChange", "CorrectEntry",
+    "UNSET", "ApproveEntry", "BetsEntry", "Change", "Claim", "CorrectChange", "CorrectEntry",
     "Decision", "Drawn", "Entry", "EntryError", "ExpireEntry", "FinalizeEntry", "Fixed",
     "OperatorEntry", "OutcomeEntry", "PostedBox", "PostedDealer", "PostedHand",
     "ProposeEntry", "RejectEntry", "ResetChange", "ResetEntry", "SeedChange", "SeedEntry",
     "VoidEntry", "change_of", "entry_dict", "entry_draws", "entry_from_dict", "entry_text",
-    "idempotency_key", "version_of",
+    "idempotency_key", "version_of", "AcknowledgeEntry",
 ]  # fmt: skip
 
 Entry: TypeAlias = (
