@@ -15,7 +15,8 @@ ACTION = "acknowledge"
 SHOWN = 500  # the floor view lists this many of the latest acknowledgements
 
 
-def acknowledge(service: FloorData, entry: AcknowledgeEntry) -> dict[str, Any]:
+def acknowledge(service: FloorData, entry: AcknowledgeEntry) -> Any:
+    """The audit record (as `_propose` and `_reject`, the result is not a core record)."""
     record = {
         "id": len(service.audit) + 1, "at": entry.now, "who": entry.by, "action": ACTION,
         "link": None, "meter": None, "before": None, "after": {"alarm": entry.alarm},
