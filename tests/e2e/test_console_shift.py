@@ -202,8 +202,9 @@ async def test_an_approval_shows_the_value_the_seed_and_the_funding_and_repeats_
         await expect(preview).to_contain_text(label)
     await sam.shot("reset-proposal")
     await p.click("#reset-form-submit")
-    await expect(p.locator("#change-result")).to_contain_text("Proposed as change-")
-    change = (await p.locator("#change-result").text_content() or "").split()[2].rstrip(":")
+    await expect(p.locator("#reset-form-result")).to_contain_text("Proposed as change-")
+    await expect(p.locator("#reset-form-result")).to_be_in_viewport()  # beside its button
+    change = (await p.locator("#reset-form-result").text_content() or "").split()[2].rstrip(":")
 
     sue = await sign_in(SUE, size)
     q = sue.page
@@ -292,4 +293,56 @@ async def test_an_alarm_is_seen_from_every_tab_and_a_supervisor_acknowledges_it(
     void = {"reason": "test over"}
     await asyncio.to_thread(post, server, "T01", f"rounds/{held}/void", void)
     await expect(holding).to_have_count(0, timeout=10_000)
+    assert sam.errors == []
+
+
+NEXT_SEED = {"narrow": "5100.00", "laptop": "5200.00", "hd": "5300.00"}
+
+
+@pytest.mark.parametrize("size", ["narrow", "laptop", "hd"])
+async def test_the_header_stays_and_details_are_live_beside_their_row_with_the_next_seed(
+    sign_in: SignIn, server: Server, size: str
+) -> None:
+    sam = await sign_in(SAM, size)
+    p = sam.page
+    # Signed in: the header is on screen, the page not scrolled past it.
+    await expect(p.locator("header.top")).to_be_in_viewport()
+    assert await p.evaluate("window.scrollY") == 0
+    await sam.shot("signed-in")
+    # A seed change approved: the floor shows the seed the next reset returns to.
+    with httpx.Client(base_url=server.base, timeout=30) as client:
+        body = {"seed": NEXT_SEED[size], "reason": f"next seed ({size})"}
+        r = client.put(
+            "/v1/links/tcp/meters/major/seed",
+            json=body,
+            headers={"Authorization": f"Bearer {SAM}"},
+        )
+        assert r.status_code == 202, r.text
+        r = client.post(
+            f"/v1/changes/{r.json()['id']}/approve", headers={"Authorization": f"Bearer {SUE}"}
+        )
+        assert r.status_code == 200, r.text
+    shown = f"{int(NEXT_SEED[size][:4]):,}.00"
+    row = p.locator('tr[data-link="tcp"][data-meter="major"]')
+    await expect(row.locator("td.seed")).to_contain_text(shown)
+    await expect(row.locator("td.seed")).to_contain_text("changed: now")
+    # Details open under their own row and follow the floor.
+    await row.get_by_role("button", name="Details of").click()
+    detail = p.locator('tr[data-link="tcp"][data-meter="major"] + tr.detail-row')
+    await expect(detail).to_be_visible()
+    await expect(detail).to_contain_text(f"Next seed (at the next reset){shown}")
+    stud = p.locator('tr[data-link="stud"][data-meter="major"]')
+    await stud.get_by_role("button", name="Details of").click()
+    stud_detail = p.locator('tr[data-link="stud"][data-meter="major"] + tr.detail-row')
+    before = await stud_detail.locator("dd").first.text_content()
+    await asyncio.to_thread(play_straights, server, f"D{size}-", 1)  # T03: tcp moves
+    value = row.locator("td.value")
+    tcp_detail_value = detail.locator("dd").first
+    await expect(tcp_detail_value).not_to_have_text(before or "")
+    for _ in range(20):  # the row and its details show the same value, both live
+        if await value.text_content() == await tcp_detail_value.text_content():
+            break
+        await asyncio.sleep(0.25)
+    assert await value.text_content() == await tcp_detail_value.text_content()
+    await sam.shot("meter-details-live")
     assert sam.errors == []

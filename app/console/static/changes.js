@@ -55,8 +55,10 @@ function changeForm(id, title, inputs, check, send) {
   // What is missing, in grey until the form is used, then in red.
   const problem = el("p", { class: "error untouched", id: `${id}-problem` });
   const submit = el("button", { type: "submit", id: `${id}-submit`, disabled: true, "aria-describedby": `${id}-problem` });
+  // The answer right under the button that asked for it.
+  const result = el("p", { class: "result", id: `${id}-result`, role: "status", "aria-live": "polite" });
   const form = el("form", { id, class: "card change", novalidate: true, "aria-labelledby": `${id}-title` },
-    el("h3", { id: `${id}-title`, text: title }), inputs, preview, problem, submit);
+    el("h3", { id: `${id}-title`, text: title }), inputs, preview, problem, submit, result);
   const update = () => {
     const state = check();
     preview.replaceChildren(...(state.preview || []));
@@ -77,12 +79,12 @@ function changeForm(id, title, inputs, check, send) {
       const answer = await send();
       ctx.report(answer.status === 202
         ? `Proposed as ${answer.data.id}: waiting for a different supervisor to approve or reject it.`
-        : `Done: ${state.done}.`, "ok");
+        : `Done: ${state.done}.`, "ok", result.id);
       form.reset();
       problem.classList.add("untouched");
       ctx.changed();
     } catch (error) {
-      ctx.report(`Refused: ${error.describe ? error.describe() : error}`, "error");
+      ctx.report(`Refused: ${error.describe ? error.describe() : error}`, "error", result.id);
     }
     update();
   });
@@ -241,16 +243,16 @@ function decision(p) {
     if (action === "approve") {
       // The figures as they stand when the dialog opens (the floor's latest).
       const latest = current_changes.find((c) => c.id === p.id) || p;
-      confirmApproval(latest, describeChange(latest.change), (text) => { ctx.report(text, "ok", p.id); ctx.changed(); });
+      confirmApproval(latest, describeChange(latest.change), (text) => { ctx.report(text, "ok", "proposals-result"); ctx.changed(); });
       return;
     }
-    if (action === "reject" && !reason.value.trim()) { ctx.report("A reason is required to reject a change.", "error"); reason.focus(); return; }
+    if (action === "reject" && !reason.value.trim()) { ctx.report("A reason is required to reject a change.", "error", "proposals-result"); reason.focus(); return; }
     try {
       await call("POST", path("v1", "changes", p.id, action), action === "reject" ? { body: { reason: reason.value } } : {});
-      ctx.report(`${p.id} ${action === "approve" ? "approved: it took effect" : "rejected"}.`, "ok");
+      ctx.report(`${p.id} ${action === "approve" ? "approved: it took effect" : "rejected"}.`, "ok", "proposals-result");
       ctx.changed();
     } catch (error) {
-      ctx.report(`Refused: ${error.describe ? error.describe() : error}`, "error");
+      ctx.report(`Refused: ${error.describe ? error.describe() : error}`, "error", "proposals-result");
     }
   };
   return el("div", { class: "decide" },

@@ -3,7 +3,7 @@
 import { $, clear, el } from "./dom.js";
 import { ApiError, get, session } from "./api.js";
 import { Live } from "./live.js";
-import { closeMeter, renderFloor } from "./floor.js";
+import { renderFloor } from "./floor.js";
 import { refreshForms, renderProposals, setupChanges } from "./changes.js";
 import { audit, awards } from "./records.js";
 import { run as reconcile, setupReconciliation } from "./reconcile.js";
@@ -61,10 +61,12 @@ async function journal() {
   }
 }
 
-function report(text, kind) {
-  const node = $("#change-result");
+// An answer where its action is: the form's own line, or the proposals' (`where`).
+function report(text, kind, where = "proposals-result") {
+  const node = $(`#${where}`);
   node.className = `result ${kind}`;
   node.textContent = text;
+  node.scrollIntoView({ block: "nearest" });
 }
 
 function onFloor(floor) {
@@ -95,7 +97,9 @@ function signedIn(you, floor) {
   onFloor(floor);
   state.live = new Live(session.token, { onFloor, onState: setConnection, onDenied: () => signOut("Your token is no longer accepted: sign in again.") });
   show("floor");
-  $("#main").focus();
+  // Keyboard focus to the content without scrolling the header away.
+  $("#main").focus({ preventScroll: true });
+  window.scrollTo(0, 0);
 }
 
 function signOut(message) {
@@ -126,7 +130,6 @@ async function signIn(token) {
 function start() {
   for (const button of document.querySelectorAll(".tabs button")) button.addEventListener("click", () => show(button.dataset.view));
   $("#sign-out").addEventListener("click", () => signOut());
-  $("#meter-detail-close").addEventListener("click", closeMeter);
   $("#journal-refresh").addEventListener("click", journal);
   $("#signin-form").addEventListener("submit", (event) => {
     event.preventDefault();

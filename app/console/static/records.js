@@ -78,7 +78,7 @@ function list({ prefix, path, kindName, kinds, kindLabel, render, file, noun, li
 
 function describe(side) {
   if (!side) return "—";
-  if (side.change) return side.change;
+  if (side.change) return el("code", { class: "id", text: side.change });
   if (side.alarm) return `alarm ${side.alarm}`;
   return Object.entries(side).map(([k, v]) => `${k} ${money(v)}`).join(", ");
 }
@@ -114,7 +114,7 @@ export const awards = list({
     const body = clear($("#awards tbody"));
     for (const a of data.awards) {
       body.append(row([when(a.dealt_at), a.kind.replace(/_/g, " "), `${a.link ?? "no link"}${a.meter ? ` · ${a.meter}` : ""}`,
-        a.table, a.round, String(a.box), (a.hand || "").replace(/_/g, " "),
+        el("code", { class: "id", text: a.table }), el("code", { class: "id", text: a.round }), String(a.box), (a.hand || "").replace(/_/g, " "),
         el("td", { class: "num", text: a.amount ? money(a.amount) : "—" }), stateOf(a)]));
     }
     $("#awards-status").textContent = `${data.total} award${data.total === 1 ? "" : "s"}${data.total > data.awards.length ? `, the newest ${data.awards.length} shown (the downloads have every one)` : ""}.`;
