@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from app.config.floor_file import Floor
 from app.state.floor_state import FloorConfig, TableConfig
+from app.state.gaming_day import GamingDay
 from jackpot.config import LinkConfig, MeterConfig
 from jackpot.money import Money
 from tables.bets import TableSettings
@@ -42,4 +43,5 @@ def floor_config(floor: Floor) -> FloorConfig:
         retain_ms=floor.retain_ms,
         max_open_rounds=floor.max_open_rounds,
         hold_warning_ms=floor.hold_warning_ms,
+        gaming_day=GamingDay(floor.time_zone, floor.gaming_day_start, floor.shifts),
     )

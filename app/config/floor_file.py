@@ -22,6 +22,7 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
+from app.config.gaming_day_settings import LocalTime, Shifts, TimeZone
 from jackpot.config import LinkConfig, MeterConfig, Timing
 from jackpot.money import RATE_SCALE, Money, MoneyError, Rate, parse_money, parse_rate
 from tables.errors import TablesError
@@ -155,6 +156,10 @@ class Floor(_Section):
     retain_ms: StrictInt = Field(default=900_000, ge=0)
     dual_control: StrictBool = False  # a supervisor's change needs a second supervisor
     hold_warning_ms: StrictInt = Field(default=30_000, ge=1)  # the console's early warning
+    # The console's report presets (app/config/gaming_day_settings.py).
+    time_zone: TimeZone = "UTC"
+    gaming_day_start: LocalTime = "06:00"
+    shifts: Shifts = ("06:00", "14:00", "22:00")
     links: tuple[LinkSection, ...] = ()
     tables: tuple[TableSection, ...] = ()
     operators: tuple[OperatorSection, ...] = ()

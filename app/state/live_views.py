@@ -10,6 +10,7 @@ from typing import Any
 from app.state.alarm_kinds import acknowledgements
 from app.state.consequence_views import with_consequence
 from app.state.floor_state import Service
+from app.state.gaming_day import gaming_day_view
 from app.state.hold_views import LinkHolds, open_rounds_by_table
 from app.state.operator_views import proposal_view
 from app.state.timefmt import format_time
@@ -75,6 +76,7 @@ def floor_view(
         "round_timeout_ms": service.config.timing.round_timeout_ms,
         "silent_after_ms": silent,
         "hold_warning_ms": service.config.hold_warning_ms,
+        "gaming_day": gaming_day_view(service.config.gaming_day, now),
         "links": [
             _link_view(service, link_id, degraded, now)
             for link_id in (c.id for c in service.config.links)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from app.state.entries import Decision, Drawn, PostedBox
+from app.state.gaming_day import GamingDay
 from jackpot.config import LinkConfig, Timing
 from jackpot.floor import Floor
 from tables.bets import TableSettings
@@ -39,6 +40,8 @@ class FloorConfig:
     max_open_rounds: int = 1_000
     # The console warns when a round has held meter awards past their hold this long.
     hold_warning_ms: int = 30_000
+    # The floor's time zone, gaming day and shifts: the console's report presets.
+    gaming_day: GamingDay = GamingDay()
 
 
 @dataclass(slots=True)

@@ -9,7 +9,8 @@ import csv
 import io
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
@@ -19,6 +20,7 @@ from tests.e2e.conftest import ARTIFACTS, Server
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
+SINGAPORE = ZoneInfo("Asia/Singapore")  # the demo floor's time_zone
 SAM = "demo-supervisor"
 SUE = "demo-supervisor-2"
 SIZES: dict[str, ViewportSize] = {
@@ -345,4 +347,89 @@ async def test_the_header_stays_and_details_are_live_beside_their_row_with_the_n
         await asyncio.sleep(0.25)
     assert await value.text_content() == await tcp_detail_value.text_content()
     await sam.shot("meter-details-live")
+    assert sam.errors == []
+
+
+def gaming_day_start(now: datetime) -> datetime:
+    """The demo floor's gaming day (Asia/Singapore, from 06:00) that `now` is in."""
+    local = now.astimezone(SINGAPORE)
+    start = local.replace(hour=6, minute=0, second=0, microsecond=0)
+    return start if local >= start else start - timedelta(days=1)
+
+
+@pytest.mark.parametrize("size", ["narrow", "laptop", "hd"])
+async def test_shift_reports_use_the_floors_gaming_day_zone_and_a_zooming_chart(
+    sign_in: SignIn, server: Server, size: str
+) -> None:
+    with httpx.Client(base_url=server.base, timeout=30) as client:
+        r = client.post(
+            "/v1/links/tcp/meters/major/reset",
+            json={"reason": f"chart marks ({size})"},
+            headers={"Authorization": f"Bearer {SAM}"},
+        )
+        assert r.status_code == 202, r.text
+        r = client.post(
+            f"/v1/changes/{r.json()['id']}/approve", headers={"Authorization": f"Bearer {SUE}"}
+        )
+        assert r.status_code == 200, r.text
+    await asyncio.sleep(3)  # the reset is final after the hold
+    sam = await sign_in(SAM, size)
+    p = sam.page
+    # One format, with the floor's zone, everywhere.
+    zoned = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} GMT\+8")
+    await expect(p.locator("#floor-summary time")).to_have_text(zoned)
+    await sam.view("reconciliation")
+    start = gaming_day_start(datetime.now(UTC))
+    day = start.strftime("%Y-%m-%d 06:00")
+    await expect(p.locator("#rec-from")).to_have_value(day)  # today's gaming day by default
+    await expect(p.locator('label[for="rec-from"]')).to_contain_text("Asia/Singapore")
+    await p.click("#rec-preset-yesterday")
+    await expect(p.locator("#rec-from")).to_have_value(
+        (start - timedelta(days=1)).strftime("%Y-%m-%d 06:00")
+    )
+    await expect(p.locator("#rec-to")).to_have_value(day)
+    await p.click("#rec-preset-shift")
+    local = datetime.now(SINGAPORE)
+    shift = max(h for h in (6, 14, 22) if local.hour >= h) if local.hour >= 6 else 22
+    await expect(p.locator("#rec-from")).to_have_value(re.compile(rf" {shift:02d}:00$"))
+    await p.click("#rec-preset-today")
+    await expect(p.locator('#rec tr[data-link="tcp"]')).to_contain_text("balanced")
+    await p.get_by_role("button", name="Chart of tcp major").click()
+    chart = p.locator("#chart svg.chart")
+    await expect(chart.locator('g.mark[data-kind="reset"]').first).to_be_attached()
+    # A tooltip per mark, on hover and on keyboard focus.
+    mark = chart.locator('g.mark[data-kind="reset"]').last
+    tip = p.locator("#chart-tip")
+    await mark.focus()
+    await expect(tip).to_be_visible()
+    await expect(tip).to_contain_text(f"chart marks ({size})")
+    await mark.blur()
+    await expect(tip).to_be_hidden()
+    line = await mark.locator("line").bounding_box()  # the pointer on the reset's line
+    assert line is not None
+    await p.mouse.move(line["x"] + line["width"] / 2, line["y"] + line["height"] / 2)
+    await expect(tip).to_be_visible()
+    await expect(tip).to_contain_text(f"chart marks ({size})")
+    await expect(tip).to_have_text(re.compile(r"GMT\+8"))
+    await sam.shot("chart-tooltip")
+    # Drag across the plot: the chart zooms into that stretch.
+    before = int(await chart.get_attribute("data-to") or 0) - int(
+        await chart.get_attribute("data-from") or 0
+    )
+    box = await chart.bounding_box()
+    assert box is not None
+    y = box["y"] + box["height"] / 2
+    await p.mouse.move(box["x"] + box["width"] * 0.3, y)
+    await p.mouse.down()
+    await p.mouse.move(box["x"] + box["width"] * 0.5, y, steps=5)
+    await p.mouse.up()
+    chart = p.locator("#chart svg.chart")
+    after = int(await chart.get_attribute("data-to") or 0) - int(
+        await chart.get_attribute("data-from") or 0
+    )
+    assert after < before / 3, (before, after)
+    await expect(p.locator("#chart-zoom-note")).to_contain_text("Showing")
+    await sam.shot("chart-zoomed")
+    await p.click("#chart-zoom-reset")
+    await expect(p.locator("#chart-zoom-note")).to_contain_text("Drag across the chart")
     assert sam.errors == []

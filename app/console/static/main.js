@@ -5,7 +5,8 @@ import { ApiError, get, session } from "./api.js";
 import { Live } from "./live.js";
 import { renderFloor } from "./floor.js";
 import { refreshForms, renderProposals, setupChanges } from "./changes.js";
-import { audit, awards } from "./records.js";
+import { audit, awards, followFloor } from "./records.js";
+import { setZone } from "./zone.js";
 import { run as reconcile, setupReconciliation } from "./reconcile.js";
 import { setHoldsRole } from "./holds.js";
 import { renderAlarms, setAlarmsRole } from "./alarms.js";
@@ -80,6 +81,8 @@ function onFloor(floor) {
 function signedIn(you, floor) {
   state.you = you;
   state.floor = { ...floor };
+  setZone(floor.gaming_day?.time_zone);
+  followFloor(() => state.floor);
   $("#signin").hidden = true;
   $("#app").hidden = false;
   $("#who").hidden = false;
@@ -93,7 +96,7 @@ function signedIn(you, floor) {
   });
   audit.setup(floor);
   awards.setup(floor);
-  setupReconciliation();
+  setupReconciliation(() => state.floor);
   onFloor(floor);
   state.live = new Live(session.token, { onFloor, onState: setConnection, onDenied: () => signOut("Your token is no longer accepted: sign in again.") });
   show("floor");

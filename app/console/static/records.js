@@ -3,6 +3,10 @@
 import { $, clear, el, field, fromLocalInput, money, row, when } from "./dom.js";
 import { ApiError, get } from "./api.js";
 import { describeDownload, download } from "./exports.js";
+import { TIME_INPUT, inputLabel, presetButtons } from "./periods.js";
+
+let latestFloor = () => null;
+export function followFloor(get) { latestFloor = get; }
 
 const AWARD_KINDS = ["meter", "fixed", "envy", "magic_card", "lucky_player", "lucky_dealer", "river"];
 const ACTIONS = ["seed", "reset", "correct", "propose", "reject", "acknowledge"];
@@ -14,14 +18,15 @@ function options(id, label, values) {
 
 function filters(form, prefix, floor, kinds, kindLabel) {
   const inputs = {
-    from: el("input", { id: `${prefix}-from`, type: "datetime-local" }),
-    to: el("input", { id: `${prefix}-to`, type: "datetime-local" }),
+    from: el("input", { id: `${prefix}-from`, type: "text", ...TIME_INPUT }),
+    to: el("input", { id: `${prefix}-to`, type: "text", ...TIME_INPUT }),
     link: options(`${prefix}-link`, "every link", floor.links.map((l) => [l.link, l.name])),
     table: options(`${prefix}-table`, "every table", floor.tables.map((t) => [t.table, t.table])),
     kind: options(`${prefix}-kind`, kindLabel, kinds.map((k) => [k, k.replace(/_/g, " ")])),
   };
   clear(form).append(
-    field("From (local time)", inputs.from), field("To (local time)", inputs.to),
+    field(inputLabel("From"), inputs.from), field(inputLabel("To"), inputs.to),
+    presetButtons(prefix, () => latestFloor() ?? floor, (period) => { inputs.from.value = period.from; inputs.to.value = period.to; form.requestSubmit(); }),
     field("Link", inputs.link), field("Table", inputs.table), field(kindLabel.replace("every ", "").replace(/^./, (c) => c.toUpperCase()), inputs.kind),
     el("div", { class: "actions" },
       el("button", { type: "submit", id: `${prefix}-apply`, text: "Show" }),
