@@ -40,6 +40,7 @@ class LinkState:
     snapshot: str | None = None  # cached serialised snapshot for the current seq
     local_status: tuple[str, str] | None = None  # display role: our own feed is down
     heard_at: float | None = None  # display role: loop time of the last writer message
+    name: str = ""  # the link's display name (the floor file's links.name), "" if none
 
     def meter_list(self) -> list[Message]:
         return [
@@ -53,6 +54,7 @@ class LinkState:
             "type": "snapshot",
             "seq": self.seq,
             "link": self.link,
+            "name": self.name or self.link,
             "currency": self.currency,
             "meters": self.meter_list(),
             "status": status,
@@ -91,6 +93,7 @@ class LinkState:
             self.detail = str(message.get("detail", ""))
         elif kind == "snapshot":
             self.currency = str(message.get("currency", self.currency))
+            self.name = str(message.get("name", self.name))
             self.names, self.values = {}, {}
             self.apply({"type": "meters", "meters": message.get("meters")})
             self.status = str(message.get("status", "ok"))

@@ -433,3 +433,70 @@ async def test_shift_reports_use_the_floors_gaming_day_zone_and_a_zooming_chart(
     await p.click("#chart-zoom-reset")
     await expect(p.locator("#chart-zoom-note")).to_contain_text("Drag across the chart")
     assert sam.errors == []
+
+
+DISPLAYS: dict[str, ViewportSize] = {
+    "landscape": {"width": 1920, "height": 1080},
+    "portrait": {"width": 1080, "height": 1920},
+}
+
+
+def straight_flushes(server: Server, prefix: str, rounds: int) -> None:
+    """`rounds` straight flushes at T02: each a final 10 % win of the stud major."""
+    for n in range(rounds):
+        bets = {"closed_at": stamp(), "boxes": [{"box": 1, "ante": "10.00", "jackpot": "1.00"}]}
+        post(server, "T02", f"rounds/{prefix}{n}/bets", bets)
+        hand = {"box": 1, "dealt_at": stamp(), "cards": ["9S", "TS", "JS", "QS", "KS"]}
+        post(server, "T02", f"rounds/{prefix}{n}/outcome", {"boxes": [hand]})
+
+
+@pytest.mark.parametrize("shape", ["landscape", "portrait"])
+async def test_the_display_shows_the_links_name_scrolls_its_wins_and_logs_no_error(
+    browser: Browser, server: Server, shape: str
+) -> None:
+    await asyncio.to_thread(straight_flushes, server, f"W{shape}-", 6)
+    context = await browser.new_context(viewport=DISPLAYS[shape])
+    try:
+        page = await context.new_page()
+        problems: list[str] = []
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: problems.append(str(e)))
+        page.on(
+            "response",
+            lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400 else None,
+        )
+        await page.goto(f"{server.base}/display/stud")
+        await expect(page.locator("#link-name")).to_have_text("Stud Poker Progressive")
+        await expect(page).to_have_title("Stud Poker Progressive — Progressive Jackpot")
+        recent = page.locator("#recent-list")
+        await expect(recent.locator("li").first).to_be_visible(timeout=15_000)
+        # More wins than fit: the strip scrolls (it moves by itself).
+        await expect(recent).to_have_class(re.compile("scrolling"), timeout=15_000)
+        offset = "e => new DOMMatrix(getComputedStyle(e).transform).m41"
+        first = await recent.evaluate(offset)
+        await asyncio.sleep(1.0)
+        assert await recent.evaluate(offset) < first  # it moves left, and a new win keeps it going
+        # Legible from across a room, nothing cut at the sides.
+        sizes = await page.evaluate(
+            """() => {
+              const size = (e) => parseFloat(getComputedStyle(e).fontSize);
+              return {
+              amount: size(document.querySelector('.meter-value, .amount')),
+              name: size(document.getElementById('link-name')),
+              wins: size(document.getElementById('recent')),
+              overflow: document.documentElement.scrollWidth - innerWidth,
+            }; }"""
+        )
+        assert sizes["amount"] >= 80 and sizes["name"] >= 30 and sizes["wins"] >= 28, sizes
+        # The brand and the name each on one line (a long name goes under the brand).
+        for part in ("#header .brand", "#link-name"):
+            box = await page.locator(part).bounding_box()
+            line = await page.locator(part).evaluate(
+                "e => parseFloat(getComputedStyle(e).fontSize) * 1.3"
+            )
+            assert box is not None and box["height"] < 1.6 * line, (part, box, line)
+        assert sizes["overflow"] <= 0, sizes
+        await page.screenshot(path=str(ARTIFACTS / f"console-shift-display-{shape}.png"))
+        assert problems == []
+    finally:
+        await context.close()
