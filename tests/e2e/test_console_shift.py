@@ -400,6 +400,7 @@ async def test_shift_reports_use_the_floors_gaming_day_zone_and_a_zooming_chart(
     # A tooltip per mark, on hover and on keyboard focus.
     mark = chart.locator('g.mark[data-kind="reset"]').last
     tip = p.locator("#chart-tip")
+    await p.mouse.move(1, 1)  # the pointer off the chart: no other mark's tooltip meanwhile
     await mark.focus()
     await expect(tip).to_be_visible()
     await expect(tip).to_contain_text(f"chart marks ({size})")

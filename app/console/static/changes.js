@@ -87,6 +87,7 @@ function changeForm(id, title, inputs, check, send) {
       ctx.report(`Refused: ${error.describe ? error.describe() : error}`, "error", result.id);
     }
     update();
+    result.scrollIntoView({ block: "nearest" }); // the answer stays in sight as the form resets
   });
   queueMicrotask(update);
   return form;
