@@ -26,15 +26,18 @@ from app.api.auth import floor_tokens
 from app.api.health import probe_database
 from app.config.floor_config import floor_config
 from app.config.floor_file import Floor as FloorFile
+from app.config.floor_parameters import FloorSource, floor_parameters
 from app.config.settings import Settings
 from app.display.broadcaster import Broadcaster, MemoryBackend
 from app.ops.metrics import PrometheusMetrics
+from app.state.commands import ConfigCommand
 from app.state.floor_state import FloorConfig, Service
 from app.state.views import meters
 from app.store.database import ServerDatabase
 from app.store.journal import Journal, PostgresJournal
 from app.store.lease import PostgresLease, Term
 from app.writer.leadership import Leadership
+from app.writer.opening import opened
 from app.writer.writer import Writer
 from app.writer.writer_settings import WriterSettings, wall_clock_ms
 
@@ -73,6 +76,7 @@ def writer_process(
     clock: Clock = wall_clock_ms,
     outcome_wait_s: float | None = None,
     snapshot_growth: int | None = None,
+    source: FloorSource | None = None,
 ) -> WriterProcess:
     """The server `jackpot serve` runs. With `journal` given (tests) it is used as is, and
     this process leads; otherwise PostgreSQL: DATABASE_URL, or an embedded server under
@@ -96,6 +100,10 @@ def writer_process(
         outcome_wait_s=outcome_wait_s,
         snapshot_growth=snapshot_growth,
     )
+    # The floor file's parameters: recorded first, whenever this writer starts leading,
+    # unless the journal already holds them (docs/journal.md `config`).
+    path, sha256 = (None, None) if source is None else (source.path, source.sha256)
+    writer.opening.append(("config", ConfigCommand(floor_parameters(floor), path, sha256)))
     metrics.watch_writer(writer)
     metrics.watch_broadcaster(broadcaster)
     leadership = None
@@ -197,6 +205,7 @@ async def run_writer(
         writer.announce_recovered()
         broadcaster.flush()
         writer.start()
+        await opened(writer.opened)
     try:
         async with probing(writer):
             yield

@@ -105,6 +105,26 @@ class RejectCommand(_Command, frozen=True):
     reason: str
 
 
+# -- the parameters read at start (app/state/parameters.py) -------------------------
+
+
+class ConfigCommand(_Command, frozen=True):
+    """The floor file's parameters in canonical form, the file's path and sha256."""
+
+    kind: ClassVar[str] = "config"
+    params: dict[str, Any]
+    path: str | None = None
+    file_sha256: str | None = None
+
+
+class ConfigDecisionCommand(_Command, frozen=True):
+    """A supervisor's approval (`reason` None) or rejection of a parameters proposal."""
+
+    kind: ClassVar[str] = "config_approve"
+    id: str
+    reason: str | None = None
+
+
 Command: TypeAlias = (
     BetsCommand
     | OutcomeCommand
@@ -115,6 +135,8 @@ Command: TypeAlias = (
     | ProposeCommand
     | ApproveCommand
     | RejectCommand
+    | ConfigCommand
+    | ConfigDecisionCommand
 )
 
 

@@ -19,6 +19,7 @@ import msgspec
 from app.state.entries import Entry, entry_from_dict
 from app.state.entries import idempotency_key as idempotency_key
 from app.state.kinds import KINDS
+from app.state.parameters import ParametersInForce
 from app.state.shape import FloorConfig as FloorConfig
 from app.state.shape import RoundExtras as RoundExtras
 from app.state.shape import TableConfig as TableConfig
@@ -41,6 +42,11 @@ class Service:
     # views show them pending until it is, so that no table is told a final amount that a
     # failed commit would take back. Kept by the writer; empty in a rebuilt service.
     uncommitted: set[str] = field(default_factory=set)
+    # The parameters the journal put in force (app/state/parameters.py).
+    parameters: ParametersInForce = field(default_factory=ParametersInForce)
+    # Entries applied: the seq of the last one, as the state is rebuilt from the journal
+    # (a snapshot's seq, then one an entry); what a `config` entry is known by.
+    applied: int = 0
 
     def __post_init__(self) -> None:
         self.floor = Floor(self.config.links, self.config.timing, self.config.retain_ms)
@@ -57,4 +63,6 @@ class Service:
         """Apply one entry (a journal entry's JSON object is decoded first: EntryError if
         it is not one). Atomic: a refused entry (JackpotError) changes nothing."""
         typed = entry if isinstance(entry, msgspec.Struct) else entry_from_dict(entry)
-        return KINDS[typed.kind].apply(self, typed)
+        result = KINDS[typed.kind].apply(self, typed)
+        self.applied += 1
+        return result

@@ -47,6 +47,15 @@ from app.state.entries import (
     idempotency_key,
 )
 from app.state.operator_views import operator_answer
+from app.state.parameter_kinds import (
+    apply_approve,
+    apply_config,
+    apply_propose,
+    apply_reject,
+    config_answer,
+    prepare_config,
+    prepare_decision,
+)
 from app.state.shape import FloorData, RoundExtras
 from app.state.views import bets_answer, outcome_answer, void_answer
 from jackpot.commands import SEMANTICS
@@ -395,4 +404,8 @@ KINDS: dict[str, Kind] = {
     "propose": Kind(_propose, _prepare_change, _operator_answer),
     "approve": Kind(_approve, _prepare_change, _operator_answer),
     "reject": Kind(_reject, _prepare_change, _operator_answer),
+    "config": Kind(apply_config, prepare_config, config_answer),  # type: ignore[arg-type]
+    "config_propose": Kind(apply_propose, prepare_config, config_answer),  # type: ignore[arg-type]
+    "config_approve": Kind(apply_approve, prepare_decision, config_answer),  # type: ignore[arg-type]
+    "config_reject": Kind(apply_reject, prepare_decision, config_answer),  # type: ignore[arg-type]
 }

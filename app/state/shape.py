@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from app.state.entries import Decision, Drawn, PostedBox
 from jackpot.config import LinkConfig, Timing
 from jackpot.floor import Floor
 from tables.bets import TableSettings
+
+if TYPE_CHECKING:
+    from app.state.parameters import ParametersInForce
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,5 +61,7 @@ class FloorData(Protocol):
     proposals: dict[str, dict[str, Any]]
     audit: list[dict[str, Any]]
     uncommitted: set[str]
+    parameters: ParametersInForce
+    applied: int
 
     def table(self, table: str) -> TableConfig: ...

@@ -16,12 +16,20 @@ import msgspec
 
 from app.state.entries import Decision, Drawn, PostedBox
 from app.state.floor_state import RoundExtras, Service
+from app.state.parameters import ParametersInForce, config_of
 from app.store.packing import pack
 from jackpot import snapshot
 from jackpot.snapshot import canonical_json
 
 
 def dump_service(service: Service, seq: int, head: str) -> dict[str, Any]:
+    state = _dump_service(service, seq, head)
+    if service.parameters.history:  # absent before any `config` entry: older bytes kept
+        state["parameters"] = service.parameters.dump()
+    return state
+
+
+def _dump_service(service: Service, seq: int, head: str) -> dict[str, Any]:
     return {
         "seq": seq,
         "head": head,
@@ -44,9 +52,18 @@ def dump_service(service: Service, seq: int, head: str) -> dict[str, Any]:
 
 
 def load_service(config: Any, state: dict[str, Any]) -> Service:
+    """The state a snapshot describes, under the parameters it carries (`config`, the
+    floor file's, only for a snapshot of a journal that recorded none)."""
+    recorded = state.get("parameters")
+    parameters = None if recorded is None else ParametersInForce.load(recorded)
+    if parameters is not None and parameters.params is not None:
+        config = config_of(parameters.params)
     service = Service(config)
+    if parameters is not None:
+        service.parameters = parameters
     if "floor" not in state:  # nothing durable yet: the empty floor
         return service
+    service.applied = state["seq"]
     service.floor = snapshot.load(
         state["floor"], list(config.links), config.timing, config.retain_ms
     )

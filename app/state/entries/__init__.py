@@ -31,6 +31,12 @@ from app.state.entries.operators import (
     SeedEntry,
     change_of,
 )
+from app.state.entries.parameters import (
+    ConfigApproveEntry,
+    ConfigEntry,
+    ConfigProposeEntry,
+    ConfigRejectEntry,
+)
 from app.state.entries.rounds import (
     BetsEntry,
     Claim,
@@ -56,6 +62,7 @@ __all__ = [
     "VoidEntry", "change_of", "entry_dict", "entry_draws", "entry_from_dict", "entry_text",
     "idempotency_key", "version_of",
 ]  # fmt: skip
+__all__ += ["ConfigApproveEntry", "ConfigEntry", "ConfigProposeEntry", "ConfigRejectEntry"]
 
 Entry: TypeAlias = (
     BetsEntry
@@ -69,6 +76,10 @@ Entry: TypeAlias = (
     | ProposeEntry
     | ApproveEntry
     | RejectEntry
+    | ConfigEntry
+    | ConfigProposeEntry
+    | ConfigApproveEntry
+    | ConfigRejectEntry
 )
 
 

@@ -1,0 +1,53 @@
+"""What a writer records first whenever it starts leading: the parameters read from the
+floor file at start, when they are not those the journal holds (docs/operations.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from app.state.parameters import ParametersRefused, ParametersUnchanged
+
+log = logging.getLogger("jackpot.writer")
+
+
+class StartRefused(Exception):
+    """The server cannot start as configured: every problem, one a line."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+def opening_done(future: asyncio.Future[Any]) -> None:
+    """Log how an opening request ended (a standby that takes over has no one to tell)."""
+    if future.cancelled():
+        return
+    error = future.exception()
+    if error is None:
+        log.info("parameters recorded at start")
+    elif isinstance(error, ParametersUnchanged):
+        log.info("parameters: those recorded in the journal")
+    elif isinstance(error, ParametersRefused):
+        log.error(
+            "the floor file's parameters are refused; running on those recorded:\n%s",
+            "\n".join(error.problems),
+        )
+    else:
+        log.error("an opening request failed: %s", error)
+
+
+async def opened(futures: list[asyncio.Future[Any]]) -> None:
+    """Wait for the opening requests; StartRefused with every problem if the parameters
+    read at start are refused by the state."""
+    problems: list[str] = []
+    for future in futures:
+        try:
+            await future
+        except ParametersUnchanged:
+            continue
+        except ParametersRefused as error:
+            problems.extend(error.problems)
+    if problems:
+        raise StartRefused(problems)
