@@ -73,6 +73,10 @@ class Report:
     first_seq: int = 1  # the first entry this run replayed (after a checkpoint: seq + 1)
     checkpoint: Checkpoint | None = None  # where the next run may start (clean runs only)
     expired_rounds: int = 0  # open too long with no outcome (jackpot/expiry.py)
+    # The parameters in force after the last entry ({"seq", "sha256", "params"}: None for
+    # a journal that recorded none), and what the run has to say of them and the file.
+    parameters: dict[str, Any] | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -124,6 +128,7 @@ def format_report(report: Report, *, shown: int = 50) -> str:
             f"  corrections {format_exact(m.corrections)}  value {format_exact(m.value)}"
             f"  reserve {format_exact(m.reserve)}  {'balanced' if m.balanced else 'NOT BALANCED'}"
         )
+    lines.extend(report.notes)
     if report.ok:
         lines.append("OK: the chain holds and every entry is as the rules give it")
         if report.checkpoint is not None:

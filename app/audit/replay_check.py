@@ -23,6 +23,8 @@ from app.state.commands import OutcomeCommand
 from app.state.entries import (
     ApproveEntry,
     BetsEntry,
+    ConfigApproveEntry,
+    ConfigEntry,
     Decision,
     Drawn,
     Entry,
@@ -80,6 +82,8 @@ class Verifier:
             VoidEntry: self._void,
             FinalizeEntry: self._finalize,
             ExpireEntry: self._expire,
+            ConfigEntry: self._config,
+            ConfigApproveEntry: self._config,
         }
 
     @classmethod
@@ -302,6 +306,12 @@ class Verifier:
                 )
         return None, ()
 
+    def _config(self, row: JournalRow, entry: Entry) -> tuple[Any, Iterable[str]]:
+        """Parameters put in force: the links and tables checked from here are theirs."""
+        result = self._apply(row, entry)
+        self.money.follow_config()
+        return result, self.money.all_links
+
     def _operator(self, row: JournalRow, entry: Entry) -> tuple[Any, Iterable[str]]:
         fields = entry_dict(entry)
         inner = fields.get("change", fields)  # dual control: the change proposed
@@ -387,4 +397,11 @@ class Verifier:
             discrepancy_count=self.discrepancy_count,
             first_seq=self.first_seq,
             checkpoint=self.checkpoint if self.ok else None,
+            parameters=self._parameters(),
         )
+
+    def _parameters(self) -> dict[str, Any] | None:
+        recorded = self.service.parameters
+        if recorded.params is None:
+            return None
+        return {"seq": recorded.seq, "sha256": recorded.sha256, "params": recorded.params}

@@ -10,7 +10,7 @@ import argparse
 import asyncio
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TextIO
+from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
 import typer
 
@@ -142,6 +142,22 @@ def load_config(path: Path | None) -> FloorConfig:
     return config
 
 
+def given_floor(path: Path | None) -> tuple[FloorConfig, dict[str, Any] | None, str | None]:
+    """The floor file `verify` is given: its configuration, parameters and path. With
+    none named, the demo floor's configuration (what a journal that records no
+    parameters was checked against before) and no parameters: nothing to compare."""
+    from app.config.floor_config import floor_config
+    from app.config.floor_file import load_floor
+    from app.config.floor_parameters import floor_parameters
+    from app.config.settings import Settings
+
+    named = path or Settings().config
+    floor = load_floor(named or DEMO_FLOOR)
+    if named is None:
+        return floor_config(floor), None, None
+    return floor_config(floor), floor_parameters(floor), str(named)
+
+
 def main_verify(args: argparse.Namespace) -> int:
     """`jackpot verify`: 0 when the journal verifies, 1 with discrepancies, 2 on bad input."""
     from app.audit.checkpoint import Checkpoint
@@ -151,7 +167,7 @@ def main_verify(args: argparse.Namespace) -> int:
     from app.store.journal import read_only_journal
 
     try:
-        config = load_config(args.config)
+        config, floor, source = given_floor(args.config)
     except FloorError as error:
         print(f"the floor file is not valid:\n{error}", file=sys.stderr)
         return 2
@@ -178,14 +194,19 @@ def main_verify(args: argparse.Namespace) -> int:
             return 2
         try:
             exported = ExportFile(Path(path))
-            return _print(asyncio.run(verify(exported, config, progress=progress)))
+            return _print(
+                asyncio.run(verify(exported, config, progress=progress, floor=floor, source=source))
+            )
         except (OSError, ValueError) as error:
             print(f"--file: {error}", file=sys.stderr)
             return 2
 
     async def run() -> Report:
         async with journal_dsn(args) as dsn, read_only_journal(dsn) as journal:
-            return await verify(journal, config, progress=progress, jobs=jobs, dsn=dsn, since=since)
+            return await verify(
+                journal, config, progress=progress, jobs=jobs, dsn=dsn, since=since,
+                floor=floor, source=source,
+            )  # fmt: skip
 
     return _print(asyncio.run(run()))
 

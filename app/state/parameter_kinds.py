@@ -66,14 +66,16 @@ def prepare_config(state: FloorData, request: Any, now: int, rng: Any) -> Entry:
     if sha256 == recorded.sha256 or (proposal is not None and proposal["sha256"] == sha256):
         raise ParametersUnchanged("the parameters are those recorded")
     _checked(state, command.params, sha256, recorded.sha256)
-    fields = {
-        "now": now, "params": command.params, "sha256": sha256,
-        "previous": recorded.sha256, "path": command.path, "file_sha256": command.file_sha256,
-    }  # fmt: skip
     changes = differences(recorded.params, command.params)
     if recorded.params is not None and state.config.dual_control and touches_money(changes):
-        return ConfigProposeEntry(**fields)
-    return ConfigEntry(**fields, by=None)
+        return ConfigProposeEntry(
+            now=now, params=command.params, sha256=sha256, previous=recorded.sha256,
+            path=command.path, file_sha256=command.file_sha256,
+        )  # fmt: skip
+    return ConfigEntry(
+        now=now, params=command.params, sha256=sha256, previous=recorded.sha256,
+        path=command.path, file_sha256=command.file_sha256, by=None,
+    )  # fmt: skip
 
 
 def prepare_decision(state: FloorData, request: Any, now: int, rng: Any) -> Entry:

@@ -189,9 +189,9 @@ def refusals(state: FloorData, new: FloorConfig) -> list[str]:
             continue
         problems.extend(_meter_refusals(link, wanted[link_id]))
     open_rounds: dict[str, list[str]] = {}
-    for (table, round_id), rnd in floor.rounds.items():
+    for (table_id, round_id), rnd in floor.rounds.items():
         if rnd.state == OPEN:
-            open_rounds.setdefault(table, []).append(round_id)
+            open_rounds.setdefault(table_id, []).append(round_id)
     for table_id, table in state.config.tables.items():
         rounds = open_rounds.get(table_id)
         if not rounds:
