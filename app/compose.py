@@ -194,6 +194,8 @@ async def run_writer(
     if database is not None:
         await database.open()
     replayed = await writer.recover()
+    # Displays show the links of the parameters in force, which the journal says.
+    configure_links(broadcaster, writer.service.config)
     log.info("recovered: %d journal entries replayed, head seq %d", replayed, writer.seq)
     # What recovery built lives as long as the process: keep the collector off it.
     gc.collect()

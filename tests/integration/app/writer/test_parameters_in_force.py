@@ -7,8 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
+import pytest
 
 from app.config.floor_file import parse_floor
+from app.writer.opening import StartRefused
 from tests.integration.app.support import KeptJournal, build_server, running
 from tests.support import DEMO, OPERATOR, T01, Clock, bets_body
 
@@ -53,3 +55,30 @@ async def test_an_edited_rate_reprices_nothing_acknowledged() -> None:
         meter = await major(client)
         assert meter["value"] == "10013.50"
         assert meter["rate"] == "0.5"
+
+
+async def test_a_start_is_refused_with_every_problem_listed() -> None:
+    """Money left on a meter taken out of the file, and a table's link changed under an
+    open round: both named, with the amount and the round; nothing recorded."""
+    clock, journal = Clock(), KeptJournal()
+    server = build_server(parse_floor(demo_text()), journal=journal, clock=clock)
+    async with running(server.app) as client:
+        await take_bets(client, clock, 1)
+    seq = (await journal.last()).seq  # type: ignore[union-attr]
+    text = demo_text().replace('link = "stud"\nboxes = 7', 'link = "tcp"\nboxes = 7', 1)
+    start = text.index('[[links]]\nid = "stud"')
+    end = text.index('[[links]]\nid = "tcp"')
+    edited = text[:start] + text[end:]
+    edited = edited.replace('link = "stud"', 'link = "tcp"')
+    server = build_server(parse_floor(edited), journal=journal, clock=clock)
+    with pytest.raises(StartRefused) as refused:
+        async with running(server.app):
+            pass
+    problems = refused.value.problems
+    assert any(
+        p.startswith("links[stud]: removed, but it holds money: major 10000.25 (reserve 0.05)")
+        for p in problems
+    ), problems
+    assert "tables[T01].link: changed (stud -> tcp) while rounds are open: R1" in problems
+    # The refused parameters are not recorded (the writer's timer may have finalised).
+    assert [r.kind async for r in journal.read(seq)] in ([], ["finalize"])
