@@ -138,11 +138,10 @@ def _audit(
     by: str | None,
 ) -> None:
     """One audit row per parameter changed: before, after, the file's path and sha256
-    (the first parameters recorded: one row, their sha256)."""
+    (the first parameters recorded change nothing: the entry itself is their record)."""
     why = f"floor file {entry.path or '(unnamed)'} sha256 {entry.file_sha256 or '(unknown)'}"
-    rows = changes or [{"parameter": None, "before": None, "after": entry.sha256}]
-    for change in rows:
-        where = _METER.match(change["parameter"] or "")
+    for change in changes:
+        where = _METER.match(change["parameter"])
         record: dict[str, Any] = {
             "id": len(state.audit) + 1, "at": entry.now, "who": by or "floor file",
             "action": "config", "link": where.group(1) if where else None,
