@@ -16,7 +16,7 @@ import logging
 import os
 import socket
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypedDict
 
 from fastapi import FastAPI
@@ -37,7 +37,7 @@ from app.store.database import ServerDatabase
 from app.store.journal import Journal, PostgresJournal
 from app.store.lease import PostgresLease, Term
 from app.writer.leadership import Leadership
-from app.writer.opening import opened
+from app.writer.opening import StartRefused, opened, refused_at_start
 from app.writer.writer import Writer
 from app.writer.writer_settings import WriterSettings, wall_clock_ms
 
@@ -65,6 +65,8 @@ class WriterProcess:
     journal: Journal
     database: ServerDatabase | None  # None: the journal was given (tests)
     leadership: Leadership | None  # on the server's database, the lease decides who leads
+    # The start refused (app/writer/opening.py): `jackpot serve` exits with its own status.
+    refused: list[StartRefused] = field(default_factory=list)
 
 
 def writer_process(
@@ -112,14 +114,19 @@ def writer_process(
         leadership = build_leadership(settings, database, journal, writer, broadcaster)
         metrics.watch_leadership(leadership)
     state = State(writer=writer, metrics=metrics, broadcaster=broadcaster)
+    refused: list[StartRefused] = []
 
     @contextlib.asynccontextmanager
     async def running() -> AsyncIterator[State]:
-        async with run_writer(state, journal, database, leadership):
-            yield state
+        try:
+            async with run_writer(state, journal, database, leadership):
+                yield state
+        except StartRefused as error:
+            refused.append(error)
+            raise
 
     app = create_app(settings, tokens, writer, broadcaster, metrics, running)
-    return WriterProcess(app, writer, metrics, broadcaster, journal, database, leadership)
+    return WriterProcess(app, writer, metrics, broadcaster, journal, database, leadership, refused)
 
 
 def build_writer(
@@ -193,7 +200,16 @@ async def run_writer(
     writer, broadcaster = state["writer"], state["broadcaster"]
     if database is not None:
         await database.open()
-    replayed = await writer.recover()
+    try:
+        replayed = await writer.recover()
+        # Before anything runs that could write: a refused start leaves the journal as it was.
+        refused_at_start(writer.service, writer.opening)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            await journal.close()
+        if database is not None:
+            await database.close()
+        raise
     # Displays show the links of the parameters in force, which the journal says.
     configure_links(broadcaster, writer.service.config)
     log.info("recovered: %d journal entries replayed, head seq %d", replayed, writer.seq)

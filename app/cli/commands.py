@@ -51,9 +51,11 @@ def serve_command(
         ),
     ] = Role.writer,
 ) -> int:
+    from app.cli import exit_status
     from app.cli.serving import uvicorn_config
     from app.compose import display_app, writer_process
     from app.config.floor_file import FloorError, load_floor
+    from app.config.floor_parameters import FloorSource
     from app.config.settings import Settings
     from app.ops.logs import configure
 
@@ -68,11 +70,13 @@ def serve_command(
         floor = load_floor(path)
     except FloorError as error:
         print(f"{path}: the floor file is not valid:\n{error}", file=sys.stderr)
-        return 2
+        return exit_status.INVALID_FLOOR
+    process = None
     if role is Role.display:
         app = display_app(settings, floor)
     else:
-        app = writer_process(settings, floor).app
+        process = writer_process(settings, floor, source=FloorSource.of(path))
+        app = process.app
     print(f"jackpot server on http://{settings.host}:{settings.port}  (floor: {path})", flush=True)
     for link in floor.links:
         print(
@@ -84,7 +88,14 @@ def serve_command(
     # Limits and timeouts (docs/operations.md, "Limits") live in app/cli/serving.py.
     server = _Server(uvicorn_config(app, settings, log_level=log_level))
     gc.set_threshold(*GC_THRESHOLDS)
-    server.run()
+    with contextlib.suppress(SystemExit):  # uvicorn's status for a failed start: ours say which
+        server.run()
+    if process is not None and process.refused:
+        problems = "\n".join(process.refused[0].problems)
+        print(f"{path}: the start is refused:\n{problems}", file=sys.stderr)
+        return exit_status.START_REFUSED
+    if not server.started:
+        return exit_status.STARTUP_FAILED
     return 0
 
 

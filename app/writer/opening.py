@@ -7,7 +7,15 @@ import asyncio
 import logging
 from typing import Any
 
-from app.state.parameters import ParametersRefused, ParametersUnchanged
+from app.state.commands import ConfigCommand
+from app.state.parameters import (
+    ParametersRefused,
+    ParametersUnchanged,
+    config_of,
+    parameters_sha256,
+    refusals,
+)
+from app.state.shape import FloorData
 
 log = logging.getLogger("jackpot.writer")
 
@@ -36,6 +44,23 @@ def opening_done(future: asyncio.Future[Any]) -> None:
         )
     else:
         log.error("an opening request failed: %s", error)
+
+
+def refused_at_start(state: FloorData, opening: list[tuple[str, Any]]) -> None:
+    """StartRefused with every problem when the state forbids the parameters read at start:
+    checked on the recovered state before the writer runs, so nothing (not even a timed
+    entry) is written by a start that is refused."""
+    problems: list[str] = []
+    for _, command in opening:
+        if not isinstance(command, ConfigCommand):
+            continue
+        sha256 = parameters_sha256(command.params)
+        proposal = state.parameters.proposal
+        if sha256 == state.parameters.sha256 or (proposal and proposal["sha256"] == sha256):
+            continue
+        problems.extend(refusals(state, config_of(command.params)))
+    if problems:
+        raise StartRefused(problems)
 
 
 async def opened(futures: list[asyncio.Future[Any]]) -> None:
