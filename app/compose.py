@@ -79,11 +79,13 @@ def writer_process(
     outcome_wait_s: float | None = None,
     snapshot_growth: int | None = None,
     source: FloorSource | None = None,
+    changed_by: str | None = None,
 ) -> WriterProcess:
     """The server `jackpot serve` runs. With `journal` given (tests) it is used as is, and
     this process leads; otherwise PostgreSQL: DATABASE_URL, or an embedded server under
     settings.data_dir, migrated at start, and the lease decides whether it leads.
-    `outcome_wait_s` and `snapshot_growth`: None keeps the writer's own."""
+    `outcome_wait_s` and `snapshot_growth`: None keeps the writer's own; `changed_by`: the
+    supervisor who made the floor file's changes (a proposal's author, dual control)."""
     config, tokens = floor_config(floor), floor_tokens(floor)
     database = None
     if journal is None:
@@ -105,7 +107,9 @@ def writer_process(
     # The floor file's parameters: recorded first, whenever this writer starts leading,
     # unless the journal already holds them (docs/journal.md `config`).
     path, sha256 = (None, None) if source is None else (source.path, source.sha256)
-    writer.opening.append(("config", ConfigCommand(floor_parameters(floor), path, sha256)))
+    writer.opening.append(
+        ("config", ConfigCommand(floor_parameters(floor), path, sha256, changed_by))
+    )
     metrics.watch_writer(writer)
     metrics.watch_broadcaster(broadcaster)
     leadership = None

@@ -10,6 +10,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel
 
 from app.api.auth import Tokens
+from app.api.config_routes import config_routes
 from app.api.floor_routes import floor_routes
 from app.api.operator_routes import operator_routes
 from app.api.schemas import CorrectionRequest, ResetRequest, SeedRequest, problem_responses
@@ -31,4 +32,5 @@ def router(writer: Writer, tokens: Tokens, events: Mapping[str, EventHandler]) -
     table_routes(api, writer, tokens, events)
     operator_routes(api, writer, tokens)
     floor_routes(api, writer, tokens)
+    config_routes(api, writer, tokens)
     return api

@@ -50,6 +50,14 @@ def serve_command(
             help="display: serve displays only, relaying the writer's stream from REDIS_URL"
         ),
     ] = Role.writer,
+    changed_by: Annotated[
+        str | None,
+        typer.Option(
+            envvar="JACKPOT_CHANGED_BY",
+            help="the supervisor who changed the floor file: with dual control, a change "
+            "of money parameters is their proposal, approved by another supervisor",
+        ),
+    ] = None,
 ) -> int:
     from app.cli import exit_status
     from app.cli.serving import uvicorn_config
@@ -75,7 +83,9 @@ def serve_command(
     if role is Role.display:
         app = display_app(settings, floor)
     else:
-        process = writer_process(settings, floor, source=FloorSource.of(path))
+        process = writer_process(
+            settings, floor, source=FloorSource.of(path), changed_by=changed_by
+        )
         app = process.app
     print(f"jackpot server on http://{settings.host}:{settings.port}  (floor: {path})", flush=True)
     for link in floor.links:

@@ -115,6 +115,7 @@ class ConfigCommand(_Command, frozen=True):
     params: dict[str, Any]
     path: str | None = None
     file_sha256: str | None = None
+    by: str | None = None  # who made the change (`jackpot serve --changed-by`)
 
 
 class ConfigDecisionCommand(_Command, frozen=True):

@@ -66,16 +66,42 @@ def prepare_config(state: FloorData, request: Any, now: int, rng: Any) -> Entry:
     if sha256 == recorded.sha256 or (proposal is not None and proposal["sha256"] == sha256):
         raise ParametersUnchanged("the parameters are those recorded")
     _checked(state, command.params, sha256, recorded.sha256)
-    changes = differences(recorded.params, command.params)
-    if recorded.params is not None and state.config.dual_control and touches_money(changes):
+    if held_for_approval(state, command.params):
+        problems = author_refusals(state, command.by)
+        if problems:
+            raise ParametersRefused(problems)
         return ConfigProposeEntry(
             now=now, params=command.params, sha256=sha256, previous=recorded.sha256,
-            path=command.path, file_sha256=command.file_sha256,
+            path=command.path, file_sha256=command.file_sha256, by=command.by,
         )  # fmt: skip
     return ConfigEntry(
         now=now, params=command.params, sha256=sha256, previous=recorded.sha256,
         path=command.path, file_sha256=command.file_sha256, by=None,
     )  # fmt: skip
+
+
+def held_for_approval(state: FloorData, params: dict[str, Any]) -> bool:
+    """Whether `params` start as a proposal: dual control in force and money parameters
+    changed (docs/operations.md "Changing a parameter")."""
+    recorded = state.parameters
+    if recorded.params is None or not state.config.dual_control:
+        return False
+    return touches_money(differences(recorded.params, params))
+
+
+def author_refusals(state: FloorData, by: str | None) -> list[str]:
+    """A proposal names its author, a supervisor of the parameters in force, so that a
+    second supervisor approves it."""
+    params = state.parameters.params or {}
+    supervisors = {op["name"] for op in params.get("operators", ()) if op["role"] == "supervisor"}
+    if by in supervisors:
+        return []
+    named = "no one" if by is None else repr(by)
+    return [
+        f"dual_control: a change of money parameters names its author, a supervisor "
+        f"({', '.join(sorted(supervisors))}), with --changed-by (JACKPOT_CHANGED_BY): "
+        f"{named} is not"
+    ]
 
 
 def prepare_decision(state: FloorData, request: Any, now: int, rng: Any) -> Entry:
@@ -111,6 +137,8 @@ def _in_force(
     )  # fmt: skip
     recorded.proposal = None  # parameters put in force supersede any waiting proposal
     change = _change(state, entry, "in_force", changes)
+    if isinstance(entry, ConfigProposeEntry):
+        change["by"] = entry.by
     if by is not None:
         change["approved_by"] = by
     recorded.history.append(change)
@@ -140,10 +168,11 @@ def _audit(
     """One audit row per parameter changed: before, after, the file's path and sha256
     (the first parameters recorded change nothing: the entry itself is their record)."""
     why = f"floor file {entry.path or '(unnamed)'} sha256 {entry.file_sha256 or '(unknown)'}"
+    author = entry.by if isinstance(entry, ConfigProposeEntry) else None
     for change in changes:
         where = _METER.match(change["parameter"])
         record: dict[str, Any] = {
-            "id": len(state.audit) + 1, "at": entry.now, "who": by or "floor file",
+            "id": len(state.audit) + 1, "at": entry.now, "who": author or "floor file",
             "action": "config", "link": where.group(1) if where else None,
             "meter": where.group(2) if where else None, "parameter": change["parameter"],
             "before": {"value": change["before"]}, "after": {"value": change["after"]},
@@ -158,18 +187,27 @@ def apply_propose(state: FloorData, entry: ConfigProposeEntry) -> dict[str, Any]
     _checked(state, entry.params, entry.sha256, entry.previous)
     recorded = state.parameters
     changes = differences(recorded.params, entry.params)
-    proposal = {**_change(state, entry, "proposed", changes), "params": entry.params}
+    change = {**_change(state, entry, "proposed", changes), "by": entry.by}
+    proposal = {**change, "params": entry.params}
     recorded.proposal = proposal
-    recorded.history.append(_change(state, entry, "proposed", changes))
+    recorded.history.append(change)
     state.audit.append({
-        "id": len(state.audit) + 1, "at": entry.now, "who": "floor file",
+        "id": len(state.audit) + 1, "at": entry.now, "who": entry.by or "floor file",
         "action": "propose:config", "link": None, "meter": None, "before": None,
         "after": {"change": entry.sha256}, "reason": f"{len(changes)} parameters changed",
     })  # fmt: skip
     return proposal
 
 
-def _proposal(state: FloorData, pid: str) -> dict[str, Any]:
+def _proposal(state: FloorData, pid: str, by: str) -> dict[str, Any]:
+    """The proposal waiting, decided by a supervisor other than its author."""
+    proposal = waiting_proposal(state, pid)
+    if proposal.get("by") == by:
+        raise StateConflictError("dual control: a different supervisor must decide this change")
+    return proposal
+
+
+def waiting_proposal(state: FloorData, pid: str) -> dict[str, Any]:
     proposal = state.parameters.proposal
     if proposal is None or proposal["sha256"] != pid:
         raise UnknownError(f"no parameters proposal {pid!r} waiting")
@@ -177,18 +215,18 @@ def _proposal(state: FloorData, pid: str) -> dict[str, Any]:
 
 
 def apply_approve(state: FloorData, entry: ConfigApproveEntry) -> dict[str, Any]:
-    proposal = _proposal(state, entry.id)
+    proposal = _proposal(state, entry.id, entry.by)
     proposed = ConfigProposeEntry(
         now=entry.now, params=proposal["params"], sha256=proposal["sha256"],
         previous=proposal["previous"], path=proposal["path"],
-        file_sha256=proposal["file_sha256"],
+        file_sha256=proposal["file_sha256"], by=proposal.get("by"),
     )  # fmt: skip
     config = _checked(state, proposed.params, proposed.sha256, proposed.previous)
     return _in_force(state, proposed, config, entry.by)
 
 
 def apply_reject(state: FloorData, entry: ConfigRejectEntry) -> dict[str, Any]:
-    proposal = _proposal(state, entry.id)
+    proposal = _proposal(state, entry.id, entry.by)
     recorded = state.parameters
     recorded.proposal = None
     change = {k: v for k, v in proposal.items() if k != "params"}

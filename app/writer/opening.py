@@ -8,6 +8,7 @@ import logging
 from typing import Any
 
 from app.state.commands import ConfigCommand
+from app.state.parameter_kinds import author_refusals, held_for_approval
 from app.state.parameters import (
     ParametersRefused,
     ParametersUnchanged,
@@ -59,6 +60,8 @@ def refused_at_start(state: FloorData, opening: list[tuple[str, Any]]) -> None:
         if sha256 == state.parameters.sha256 or (proposal and proposal["sha256"] == sha256):
             continue
         problems.extend(refusals(state, config_of(command.params)))
+        if held_for_approval(state, command.params):
+            problems.extend(author_refusals(state, command.by))
     if problems:
         raise StartRefused(problems)
 

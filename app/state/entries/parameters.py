@@ -24,7 +24,8 @@ class ConfigEntry(Base, tag="config", kw_only=True, frozen=True):
 
 class ConfigProposeEntry(Base, tag="config_propose", kw_only=True, frozen=True):
     """Dual control: parameters read at start that change money parameters, held until
-    a supervisor approves them (`config_approve`); the server runs on those in force."""
+    a supervisor approves them (`config_approve`); the server runs on those in force.
+    `by`: the supervisor who made the change, who cannot approve it."""
 
     kind: ClassVar[str] = "config_propose"
     params: dict[str, Any]
@@ -32,6 +33,7 @@ class ConfigProposeEntry(Base, tag="config_propose", kw_only=True, frozen=True):
     previous: str | None
     path: str | None
     file_sha256: str | None
+    by: str | None = None
 
 
 class ConfigApproveEntry(Base, tag="config_approve", kw_only=True, frozen=True):

@@ -35,6 +35,7 @@ def build_server(
     outcome_wait_s: float | None = None,
     snapshot_growth: int | None = None,
     broadcaster: Broadcaster | None = None,
+    changed_by: str | None = None,
     **settings: Any,
 ) -> WriterProcess:
     """A writer process as `jackpot serve` builds it, on `floor` (the demo floor, with dual
@@ -54,6 +55,7 @@ def build_server(
         outcome_wait_s=outcome_wait_s,
         snapshot_growth=snapshot_growth,
         clock=clock if clock is not None else wall_clock_ms,
+        changed_by=changed_by,
     )
 
 
