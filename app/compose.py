@@ -30,7 +30,8 @@ from app.config.floor_parameters import FloorSource, floor_parameters
 from app.config.settings import Settings
 from app.display.broadcaster import Broadcaster, MemoryBackend
 from app.ops.metrics import PrometheusMetrics
-from app.state.commands import ConfigCommand
+from app.ops.software import Identity
+from app.state.commands import ConfigCommand, StartCommand
 from app.state.floor_state import FloorConfig, Service
 from app.state.views import meters
 from app.store.database import ServerDatabase
@@ -80,12 +81,15 @@ def writer_process(
     snapshot_growth: int | None = None,
     source: FloorSource | None = None,
     changed_by: str | None = None,
+    identity: Identity | None = None,
 ) -> WriterProcess:
     """The server `jackpot serve` runs. With `journal` given (tests) it is used as is, and
     this process leads; otherwise PostgreSQL: DATABASE_URL, or an embedded server under
     settings.data_dir, migrated at start, and the lease decides whether it leads.
     `outcome_wait_s` and `snapshot_growth`: None keeps the writer's own; `changed_by`: the
-    supervisor who made the floor file's changes (a proposal's author, dual control)."""
+    supervisor who made the floor file's changes (a proposal's author, dual control);
+    `identity`: the software authenticated at start, recorded by a `start` entry whenever
+    this writer begins leading."""
     config, tokens = floor_config(floor), floor_tokens(floor)
     database = None
     if journal is None:
@@ -110,6 +114,10 @@ def writer_process(
     writer.opening.append(
         ("config", ConfigCommand(floor_parameters(floor), path, sha256, changed_by))
     )
+    if identity is not None:
+        software = {k: v for k, v in identity.record().items() if k != "host"}
+        writer.opening.append(("start", StartCommand(software, identity.host)))
+        writer.identity = identity.record()
     metrics.watch_writer(writer)
     metrics.watch_broadcaster(broadcaster)
     leadership = None

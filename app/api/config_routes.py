@@ -12,6 +12,7 @@ from app.api.problems import AuthError
 from app.api.reading import Auth, read_body, request_body
 from app.api.responses import JSONResponse
 from app.api.schemas import ResetRequest
+from app.ops.software import authenticate
 from app.state.commands import ConfigDecisionCommand
 from app.state.parameter_kinds import waiting_proposal
 from app.writer.writer import Writer
@@ -38,6 +39,17 @@ def config_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
     async def get_config_history(authorization: Auth = None) -> JSONResponse:
         tokens.role(authorization, "operator")
         return JSONResponse({"changes": writer.service.parameters.history})
+
+    @api.get("/v1/about", tags=["operators"])
+    async def get_about(authorization: Auth = None) -> JSONResponse:
+        """The software authenticated at start and the parameters in force."""
+        tokens.role(authorization, "operator")
+        if writer.identity is None:  # built without one (tests): what runs now
+            writer.identity = authenticate().record()
+        recorded = writer.service.parameters
+        return JSONResponse({
+            **writer.identity, "params_sha256": recorded.sha256, "params_seq": recorded.seq,
+        })  # fmt: skip
 
     def decided_by_another(proposal_id: str, who: Principal) -> None:
         """404 when nothing waits under that id; 403 for the proposal's own author."""

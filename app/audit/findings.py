@@ -77,6 +77,8 @@ class Report:
     # a journal that recorded none), and what the run has to say of them and the file.
     parameters: dict[str, Any] | None = None
     notes: tuple[str, ...] = ()
+    # Each `start` entry: seq, at, host, the parameters' sha256 and the software identity.
+    starts: tuple[dict[str, Any], ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -127,6 +129,13 @@ def format_report(report: Report, *, shown: int = 50) -> str:
             f"  awards {format_exact(m.awards)}  house funding {format_exact(m.house_funding)}"
             f"  corrections {format_exact(m.corrections)}  value {format_exact(m.value)}"
             f"  reserve {format_exact(m.reserve)}  {'balanced' if m.balanced else 'NOT BALANCED'}"
+        )
+    for start in report.starts:
+        lines.append(
+            f"start at seq {start['seq']:,} on {start['host']}: {start.get('name')} "
+            f"{start.get('version')} ({start.get('install')}) software_sha256 "
+            f"{start.get('software_sha256')} lock_sha256 {start.get('lock_sha256')} python "
+            f"{start.get('python')}; parameters {start['params_sha256']}"
         )
     lines.extend(report.notes)
     if report.ok:

@@ -31,6 +31,7 @@ from app.state.entries import (
     ExpireEntry,
     FinalizeEntry,
     OutcomeEntry,
+    StartEntry,
     VoidEntry,
     entry_dict,
     entry_from_dict,
@@ -84,7 +85,9 @@ class Verifier:
             ExpireEntry: self._expire,
             ConfigEntry: self._config,
             ConfigApproveEntry: self._config,
+            StartEntry: self._start,
         }
+        self.starts: list[dict[str, Any]] = []  # each start's seq, time, software, parameters
 
     @classmethod
     def resume(cls, config: FloorConfig, snapshot: str) -> Verifier:
@@ -312,6 +315,17 @@ class Verifier:
         self.money.follow_config()
         return result, self.money.all_links
 
+    def _start(self, row: JournalRow, entry: Entry) -> tuple[Any, Iterable[str]]:
+        """A writer began leading: listed with its software and the parameters in force."""
+        assert isinstance(entry, StartEntry)
+        in_force = self.service.parameters.sha256
+        if entry.params_sha256 != in_force:
+            self._flag(row, "start: params_sha256 is not the parameters in force",
+                       entry.params_sha256, in_force)  # fmt: skip
+        self.starts.append({"seq": row.seq, "at": entry.now, "host": entry.host,
+                            "params_sha256": entry.params_sha256, **entry.software})  # fmt: skip
+        return self._apply(row, entry), ()
+
     def _operator(self, row: JournalRow, entry: Entry) -> tuple[Any, Iterable[str]]:
         fields = entry_dict(entry)
         inner = fields.get("change", fields)  # dual control: the change proposed
@@ -398,6 +412,7 @@ class Verifier:
             first_seq=self.first_seq,
             checkpoint=self.checkpoint if self.ok else None,
             parameters=self._parameters(),
+            starts=tuple(self.starts),
         )
 
     def _parameters(self) -> dict[str, Any] | None:

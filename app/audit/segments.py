@@ -124,6 +124,7 @@ def merge(reports: list[Report]) -> Report:
         first_seq=reports[0].first_seq,
         checkpoint=checkpoints[-1] if checkpoints and all(r.ok for r in reports) else None,
         parameters=last.parameters,
+        starts=tuple(start for report in reports for start in report.starts),
     )
 
 

@@ -16,6 +16,7 @@ import uvicorn
 
 import app.cli.audit as audit
 import app.cli.operators as operators
+import app.cli.selfcheck as selfcheck
 import app.cli.simulate as simulate
 from app.cli.options import DEFAULT_URL, DataDir, FloorFile
 from app.cli.program import new_app, run
@@ -66,6 +67,7 @@ def serve_command(
     from app.config.floor_parameters import FloorSource
     from app.config.settings import Settings
     from app.ops.logs import configure
+    from app.ops.software import authenticate
 
     overrides: dict[str, Any] = {
         k: v for k, v in (("host", host), ("port", port), ("data_dir", data_dir)) if v is not None
@@ -73,6 +75,17 @@ def serve_command(
     settings = Settings(**overrides)
     log_level = (log_level or settings.log_level).lower()
     configure(json=settings.log_format == "json", level=log_level)
+    # Self-authentication before anything else (docs/operations.md "Software identity").
+    identity = authenticate()
+    if identity.problems:
+        problems = "\n".join(identity.problems)
+        print(f"software authentication failed, the start is refused:\n{problems}", file=sys.stderr)
+        return exit_status.NOT_AUTHENTIC
+    if identity.install != "wheel":
+        print(
+            f"not an installed wheel ({identity.install}): its files are not checked",
+            file=sys.stderr,
+        )
     path = config or settings.config or DEMO_FLOOR
     try:
         floor = load_floor(path)
@@ -84,7 +97,7 @@ def serve_command(
         app = display_app(settings, floor)
     else:
         process = writer_process(
-            settings, floor, source=FloorSource.of(path), changed_by=changed_by
+            settings, floor, source=FloorSource.of(path), changed_by=changed_by, identity=identity
         )
         app = process.app
     print(f"jackpot server on http://{settings.host}:{settings.port}  (floor: {path})", flush=True)
@@ -250,6 +263,7 @@ class _Server(uvicorn.Server):
 # The auditors' and the operators' commands, each group under its own module.
 cli.add_typer(audit.commands)
 cli.add_typer(operators.commands)
+cli.add_typer(selfcheck.commands)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -126,6 +126,14 @@ class ConfigDecisionCommand(_Command, frozen=True):
     reason: str | None = None
 
 
+class StartCommand(_Command, frozen=True):
+    """The software identity of a writer that begins leading (app/ops/software.py)."""
+
+    kind: ClassVar[str] = "start"
+    software: dict[str, Any]
+    host: str
+
+
 Command: TypeAlias = (
     BetsCommand
     | OutcomeCommand
@@ -138,6 +146,7 @@ Command: TypeAlias = (
     | RejectCommand
     | ConfigCommand
     | ConfigDecisionCommand
+    | StartCommand
 )
 
 

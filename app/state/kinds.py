@@ -57,6 +57,7 @@ from app.state.parameter_kinds import (
     prepare_decision,
 )
 from app.state.shape import FloorData, RoundExtras
+from app.state.start_kind import apply_start, prepare_start, start_answer
 from app.state.views import bets_answer, outcome_answer, void_answer
 from jackpot.commands import SEMANTICS
 from jackpot.errors import (
@@ -408,4 +409,5 @@ KINDS: dict[str, Kind] = {
     "config_propose": Kind(apply_propose, prepare_config, config_answer),  # type: ignore[arg-type]
     "config_approve": Kind(apply_approve, prepare_decision, config_answer),  # type: ignore[arg-type]
     "config_reject": Kind(apply_reject, prepare_decision, config_answer),  # type: ignore[arg-type]
+    "start": Kind(apply_start, prepare_start, start_answer),  # type: ignore[arg-type]
 }

@@ -88,6 +88,8 @@ class Writer:
         # (the parameters read at start: app/writer/opening.py), and their answers.
         self.opening: list[tuple[str, Command]] = []
         self.opened: list[asyncio.Future[tuple[int, Reply]]] = []
+        # The software identity checked at start (app/ops/software.py), for GET /v1/about.
+        self.identity: dict[str, Any] | None = None
 
     # The state and where it stands, as the app reads them.
 

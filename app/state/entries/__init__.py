@@ -52,6 +52,7 @@ from app.state.entries.rounds import (
     VoidEntry,
     entry_draws,
 )
+from app.state.entries.starts import StartEntry
 from jackpot.snapshot import canonical_json
 
 __all__ = [
@@ -63,6 +64,7 @@ __all__ = [
     "idempotency_key", "version_of",
 ]  # fmt: skip
 __all__ += ["ConfigApproveEntry", "ConfigEntry", "ConfigProposeEntry", "ConfigRejectEntry"]
+__all__ += ["StartEntry"]
 
 Entry: TypeAlias = (
     BetsEntry
@@ -80,6 +82,7 @@ Entry: TypeAlias = (
     | ConfigProposeEntry
     | ConfigApproveEntry
     | ConfigRejectEntry
+    | StartEntry
 )
 
 
