@@ -33,7 +33,7 @@ class ConfigProposeEntry(Base, tag="config_propose", kw_only=True, frozen=True):
     previous: str | None
     path: str | None
     file_sha256: str | None
-    by: str | None = None
+    by: str | None
 
 
 class ConfigApproveEntry(Base, tag="config_approve", kw_only=True, frozen=True):
