@@ -4,7 +4,11 @@ back and compared with the sha256 recorded there."""
 from __future__ import annotations
 
 import importlib.metadata as metadata
+import random
 from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app.ops.software import _summary, _wheel, file_hash, lock_problems
 
@@ -67,3 +71,30 @@ def test_the_lock_against_the_distributions_installed() -> None:
         f"pluggy: locked 0.0.1, installed {metadata.version('pluggy')}",
         "no-such-distribution-here: locked 1.0, not installed",
     ]
+
+
+hashes = st.lists(
+    st.tuples(st.from_regex(r"[a-z]{1,8}/[a-z]{1,8}\.py", fullmatch=True), st.text(min_size=1)),
+    min_size=1,
+    max_size=20,
+    unique_by=lambda pair: pair[0],
+)
+
+
+@given(hashes, st.randoms())
+def test_one_identity_whatever_the_order_of_the_record(
+    recorded: list[tuple[str, str]], rng: random.Random
+) -> None:
+    shuffled = list(recorded)
+    rng.shuffle(shuffled)
+    assert _summary(shuffled) == _summary(recorded)
+
+
+@given(hashes, st.data())
+def test_another_identity_when_any_recorded_hash_differs(
+    recorded: list[tuple[str, str]], data: st.DataObject
+) -> None:
+    index = data.draw(st.integers(0, len(recorded) - 1))
+    path, digest = recorded[index]
+    changed = [*recorded[:index], (path, digest + "x"), *recorded[index + 1 :]]
+    assert _summary(changed) != _summary(recorded)
