@@ -111,13 +111,13 @@ def serve_command(
     # Limits and timeouts (docs/operations.md, "Limits") live in app/cli/serving.py.
     server = _Server(uvicorn_config(app, settings, log_level=log_level))
     gc.set_threshold(*GC_THRESHOLDS)
-    with contextlib.suppress(SystemExit):  # uvicorn's status for a failed start: ours say which
+    try:
         server.run()
-    if process is not None and process.refused:
-        problems = "\n".join(process.refused[0].problems)
-        print(f"{path}: the start is refused:\n{problems}", file=sys.stderr)
-        return exit_status.START_REFUSED
-    if not server.started:
+    except SystemExit:  # uvicorn's status for a failed start-up: ours say which
+        if process is not None and process.refused:
+            problems = "\n".join(process.refused[0].problems)
+            print(f"{path}: the start is refused:\n{problems}", file=sys.stderr)
+            return exit_status.START_REFUSED
         return exit_status.STARTUP_FAILED
     return 0
 
