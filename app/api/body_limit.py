@@ -1,7 +1,7 @@
 """The request body limit: a body above it is refused (413, problem+json), never read whole.
 
 Starlette's own limiter answers a declared oversize in plain text, replacing the app's
-answer; API.md wants every error as problem+json. Here a Content-Length above the limit
+answer; docs/api.md wants every error as problem+json. Here a Content-Length above the limit
 is answered before the app runs, and a body without one (chunked) is counted as it
 arrives: past the limit, reading it raises an HTTPException(413) that the app's handler
 answers as it answers every error (app/api/problems.py).

@@ -260,7 +260,7 @@ class _Collector:
         yield events
         late = CounterMetricFamily(
             "jackpot_late_events",
-            "Late events (DESIGN.md): bets after hold, outcomes after round_timeout, awards",
+            "Late events (docs/design.md): bets after hold, outcomes after round_timeout, awards",
             labels=("kind",),
         )
         for kind, count in sorted(m.late_events.items()):
