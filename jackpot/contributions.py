@@ -13,10 +13,10 @@ from jackpot.results import BetsResult
 from jackpot.timeline import CONTRIBUTION, Event
 
 if TYPE_CHECKING:  # the floor's handler table calls this one
-    from jackpot.floor import Floor
+    from jackpot.floor_shape import FloorShape
 
 
-def close_bets(floor: Floor, cmd: CloseBets) -> BetsResult:
+def close_bets(floor: FloorShape, cmd: CloseBets) -> BetsResult:
     now, timing = floor.now, floor.timing
     if cmd.closed_at > now + timing.max_clock_skew_ms:
         raise ClockSkewError(

@@ -22,7 +22,7 @@ from jackpot.records import EXPIRED, OPEN, Expiry, RoundRecord
 from jackpot.results import ExpireResult
 
 if TYPE_CHECKING:  # the floor's handler table calls these
-    from jackpot.floor import Floor
+    from jackpot.floor_shape import FloorShape
 
 Rounds = Mapping[tuple[str, str], RoundRecord]
 
@@ -94,7 +94,7 @@ def expired_error(rnd: RoundRecord, timing: Timing) -> StateConflictError:
     )
 
 
-def expire(floor: Floor, cmd: Expire) -> ExpireResult:
+def expire(floor: FloorShape, cmd: Expire) -> ExpireResult:
     """The rounds leave the open set: they hold no award back, a later outcome is
     refused, and they are pruned after retain_ms like a settled round. Their
     contributions stay on the meters (they were on display, 4.5.1); a void still

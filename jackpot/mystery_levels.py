@@ -25,7 +25,7 @@ from jackpot.results import ArmResult
 from jackpot.timeline import WIN, Event
 
 if TYPE_CHECKING:  # the floor's handler table calls these
-    from jackpot.floor import Floor
+    from jackpot.floor_shape import FloorShape
 
 MUST_HIT = "must_hit_by"  # the `hand` of a must-hit-by award
 
@@ -57,7 +57,7 @@ def trigger_range(meter: Meter) -> tuple[Money, Money] | None:
     return (meter.config.seed if low is None else low), by
 
 
-def arm(floor: Floor, cmd: ArmTrigger) -> ArmResult:
+def arm(floor: FloorShape, cmd: ArmTrigger) -> ArmResult:
     """A drawn trigger armed on its meter (at the first start and after every hit)."""
     link = floor.link(cmd.link)
     meter = link.meters[floor.meter_index(link, cmd.meter)]
@@ -82,7 +82,7 @@ def arm(floor: Floor, cmd: ArmTrigger) -> ArmResult:
     return ArmResult(link.id, meter.config.id, drawn.commitment)
 
 
-def last_hit(floor: Floor, link: str, meter: str) -> MysteryAward | None:
+def last_hit(floor: FloorShape, link: str, meter: str) -> MysteryAward | None:
     """The level's latest must-hit-by award (awards are kept in the order they were made)."""
     for award in reversed(floor.awards.values()):
         if isinstance(award, MysteryAward) and award.link == link and award.meter == meter:
@@ -90,7 +90,7 @@ def last_hit(floor: Floor, link: str, meter: str) -> MysteryAward | None:
     return None
 
 
-def unarmed(floor: Floor) -> list[tuple[str, str, Money, Money]]:
+def unarmed(floor: FloorShape) -> list[tuple[str, str, Money, Money]]:
     """(link, meter, from, by) of every must-hit-by meter waiting for a draw."""
     waiting = []
     for link in floor.links.values():
@@ -101,7 +101,9 @@ def unarmed(floor: Floor) -> list[tuple[str, str, Money, Money]]:
     return waiting
 
 
-def crossing(floor: Floor, link: Link, event: Event, before: list[Money]) -> AwardRecord | None:
+def crossing(
+    floor: FloorShape, link: Link, event: Event, before: list[Money]
+) -> AwardRecord | None:
     """After a final contribution: the first armed level it took to its trigger, won."""
     for index, meter in enumerate(link.meters):
         trigger = meter.trigger
@@ -115,7 +117,7 @@ def crossing(floor: Floor, link: Link, event: Event, before: list[Money]) -> Awa
     return None
 
 
-def _round_of(floor: Floor, event: Event) -> RoundRecord:
+def _round_of(floor: FloorShape, event: Event) -> RoundRecord:
     table = event.key[3]
     for (t, _), rnd in floor.rounds.items():
         if t == table and rnd.event is event:
@@ -145,7 +147,7 @@ def _crossing_box(
 
 
 def _award(
-    floor: Floor, link: Link, event: Event, rnd: RoundRecord, box: int, index: int
+    floor: FloorShape, link: Link, event: Event, rnd: RoundRecord, box: int, index: int
 ) -> AwardRecord:
     """The level won at the round's instant: its whole value (whole cents), then reset."""
     meter = link.meters[index]
@@ -197,7 +199,7 @@ def armed(link: Link) -> bool:
     return any(meter.trigger is not None for meter in link.meters)
 
 
-def due_at(floor: Floor) -> list[int]:
+def due_at(floor: FloorShape) -> list[int]:
     """When pending contributions could reach an armed trigger once final: they must be
     finalised even when no award is pending (server time, as Link.due_at)."""
     dues = []

@@ -16,10 +16,10 @@ from jackpot.timeline import RESET, Event
 from jackpot.voids import void_final
 
 if TYPE_CHECKING:  # the floor's handler table calls these
-    from jackpot.floor import Floor
+    from jackpot.floor_shape import FloorShape
 
 
-def check_change(floor: Floor, cmd: SetSeed | Correct) -> None:
+def check_change(floor: FloorShape, cmd: SetSeed | Correct) -> None:
     """Refuse, changing nothing, a seed or a correction that the meter's bounds forbid
     now (dual control checks a proposal so; applying it checks again)."""
     link = floor.link(cmd.link)
@@ -47,7 +47,7 @@ def check_change(floor: Floor, cmd: SetSeed | Correct) -> None:
         )
 
 
-def set_seed(floor: Floor, cmd: SetSeed) -> SeedChangeRecord:
+def set_seed(floor: FloorShape, cmd: SetSeed) -> SeedChangeRecord:
     check_change(floor, cmd)
     link = floor.link(cmd.link)
     meter = link.meters[floor.meter_index(link, cmd.meter)]
@@ -58,7 +58,7 @@ def set_seed(floor: Floor, cmd: SetSeed) -> SeedChangeRecord:
     return change
 
 
-def reset_meter(floor: Floor, cmd: ResetMeter) -> ResetRecord:
+def reset_meter(floor: FloorShape, cmd: ResetMeter) -> ResetRecord:
     link = floor.link(cmd.link)
     index = floor.meter_index(link, cmd.meter)
     reset_id = f"reset/{link.id}/{cmd.meter}/{len(floor.resets) + 1}"
@@ -71,7 +71,7 @@ def reset_meter(floor: Floor, cmd: ResetMeter) -> ResetRecord:
     return record
 
 
-def correct(floor: Floor, cmd: Correct) -> CorrectionRecord:
+def correct(floor: FloorShape, cmd: Correct) -> CorrectionRecord:
     link = floor.link(cmd.link)
     meter = link.meters[floor.meter_index(link, cmd.meter)]
     before = meter.value

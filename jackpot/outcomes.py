@@ -14,7 +14,7 @@ from jackpot.results import OutcomeResult
 from jackpot.timeline import WIN, Event
 
 if TYPE_CHECKING:  # the floor's handler table calls this one
-    from jackpot.floor import Floor
+    from jackpot.floor_shape import FloorShape
 
 
 def check_awaits_outcome(rnd: RoundRecord, timing: Timing) -> None:
@@ -27,7 +27,7 @@ def check_awaits_outcome(rnd: RoundRecord, timing: Timing) -> None:
         raise StateConflictError(f"round {rnd.round!r} already has an outcome")
 
 
-def record_outcome(floor: Floor, cmd: RecordOutcome) -> OutcomeResult:
+def record_outcome(floor: FloorShape, cmd: RecordOutcome) -> OutcomeResult:
     now, timing = floor.now, floor.timing
     rnd = floor.round(cmd.table, cmd.round)
     check_awaits_outcome(rnd, timing)
@@ -82,7 +82,7 @@ def record_outcome(floor: Floor, cmd: RecordOutcome) -> OutcomeResult:
 
 
 def _check_claim(
-    floor: Floor, rnd: RoundRecord, link: Link | None, i: int, claim: MeterClaim
+    floor: FloorShape, rnd: RoundRecord, link: Link | None, i: int, claim: MeterClaim
 ) -> None:
     box, target, dealt_at, meter = claim.box, claim.target, claim.dealt_at, claim.meter
     loc: tuple[str | int, ...] = ("claims", i)

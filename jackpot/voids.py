@@ -21,10 +21,10 @@ from jackpot.results import VoidResult
 from jackpot.timeline import RETURN, REVERSAL, Event
 
 if TYPE_CHECKING:  # the floor's handler table calls these
-    from jackpot.floor import Floor
+    from jackpot.floor_shape import FloorShape
 
 
-def void_round(floor: Floor, cmd: VoidRound) -> VoidResult:  # noqa: C901, PLR0912 - one branch per state a voided round or box can be in (5.17)
+def void_round(floor: FloorShape, cmd: VoidRound) -> VoidResult:  # noqa: C901, PLR0912 - one branch per state a voided round or box can be in (5.17)
     rnd = floor.round(cmd.table, cmd.round)
     if rnd.state == VOID:
         raise StateConflictError(f"round {cmd.round!r} is already void")
@@ -72,7 +72,7 @@ def void_round(floor: Floor, cmd: VoidRound) -> VoidResult:  # noqa: C901, PLR09
     return VoidResult(rnd, tuple(reversed_), tuple(cancelled))
 
 
-def reverse_box(floor: Floor, link: Link, rnd: RoundRecord, box: int, version: int) -> None:
+def reverse_box(floor: FloorShape, link: Link, rnd: RoundRecord, box: int, version: int) -> None:
     """Take one box's contribution back, at the current position (docs/design.md, voids).
 
     No award dealt before the void changes, pending or final (5.20, 4.5.1): the
@@ -104,7 +104,7 @@ def reverse_box(floor: Floor, link: Link, rnd: RoundRecord, box: int, version: i
     event.applied = tuple(applied)
 
 
-def withhold_award(floor: Floor, link: Link, award: AwardRecord, version: int) -> None:
+def withhold_award(floor: FloorShape, link: Link, award: AwardRecord, version: int) -> None:
     """A voided box's pending award is paid to nobody, at the current position.
 
     It keeps its place on the timeline, so that no award dealt before the void changes
@@ -125,7 +125,7 @@ def withhold_award(floor: Floor, link: Link, award: AwardRecord, version: int) -
     timeline.push(Event(key, award=award.id, meter=award.event.meter, source=award.event))
 
 
-def void_final(floor: Floor, cmd: Correct) -> None:
+def void_final(floor: FloorShape, cmd: Correct) -> None:
     """5.24: void a round whose award is final; its awards stand (they were paid)."""
     if cmd.table is None or cmd.round is None:
         raise InvalidCommandError("void_round needs the table and the round", ("round",))

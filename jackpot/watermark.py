@@ -32,10 +32,10 @@ from jackpot.table_ledger import attribute, link_flows
 from jackpot.timeline import CONTRIBUTION, RESET, RETURN, REVERSAL, WIN, Event
 
 if TYPE_CHECKING:  # the floor's handler table calls these
-    from jackpot.floor import Floor
+    from jackpot.floor_shape import FloorShape
 
 
-def finalize(floor: Floor, cmd: Finalize) -> FinalizeResult:  # noqa: C901, PLR0912, PLR0915 - one ordered pass over each timeline; its order is the rule (4.5.2)
+def finalize(floor: FloorShape, cmd: Finalize) -> FinalizeResult:  # noqa: C901, PLR0912, PLR0915 - one ordered pass over each timeline; its order is the rule (4.5.2)
     """Advance the watermark to the floor's time (`cmd.now`, or later if it stepped back)."""
     now, timing = floor.now, floor.timing
     finalized: list[AwardRecord | ResetRecord] = []
@@ -129,7 +129,7 @@ def finalize(floor: Floor, cmd: Finalize) -> FinalizeResult:  # noqa: C901, PLR0
     )
 
 
-def _withheld(floor: Floor, link: Link, event: Event, value_before: Money) -> AwardRecord:
+def _withheld(floor: FloorShape, link: Link, event: Event, value_before: Money) -> AwardRecord:
     """A voided award at its place (`_withhold`): it takes its amount for nobody."""
     amount, funding, held = withhold(link.meters, event)
     event.applied = ((amount, held),)  # for its RETURN (jackpot.link.give_back)
@@ -139,7 +139,7 @@ def _withheld(floor: Floor, link: Link, event: Event, value_before: Money) -> Aw
     return award
 
 
-def _prune(floor: Floor) -> tuple[tuple[str, str], ...]:
+def _prune(floor: FloorShape) -> tuple[tuple[str, str], ...]:
     """Drop rounds settled or void more than retain_ms ago (their awards stay)."""
     pruned = []
     while floor.done and floor.done[0][0] < floor.now - floor.retain_ms:
