@@ -62,9 +62,10 @@ def finalize(floor: FloorShape, cmd: Finalize) -> FinalizeResult:  # noqa: C901,
         table: str | None = None  # the previous event's: what it changed is its table's
         before: tuple[int, ...] = ()
         for event in link.timeline.pop_until(link.watermark_at(now, timing)):
+            flows = link_flows(link)  # after the previous event: before this one
             if table is not None:
-                attribute(floor.table_flows, table, before, link_flows(link))
-            table, before = event.key[3], link_flows(link)
+                attribute(floor.table_flows, table, before, flows)
+            table, before = event.key[3], flows
             if event.kind == CONTRIBUTION:
                 values = [m.value for m in link.meters] if mystery else []
                 event.applied = applied_contribution(link.meters, event)
