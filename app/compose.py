@@ -386,5 +386,8 @@ def configure_links(broadcaster: Broadcaster, config: FloorConfig) -> None:
     """Every link's currency and meters, as displays show them."""
     for link in config.links:
         broadcaster.configure_link(
-            link.id, config.currency, [(m.id, m.name or m.id) for m in link.meters]
+            link.id,
+            config.currency,
+            [(m.id, m.name or m.id) for m in link.meters],
+            name=link.name or link.id,
         )

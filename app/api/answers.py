@@ -50,6 +50,15 @@ class BetsAnswer(BaseModel):
     draws: DrawsAnswer | None = _absent("the game draws (Singapore Stud)")
 
 
+class Hold(BaseModel):
+    """An open round holding a pending meter award (docs/design.md "The watermark")."""
+
+    table: str
+    round: str
+    open_since: str = Field(description="the round's closed_at")
+    ends_by: str = Field(description="open_since + round_timeout_ms: it turns stale then")
+
+
 class Award(BaseModel):
     """A meter award (`kind` meter, `share` of the meter) or a fixed one (its `amount`,
     final at once)."""
@@ -69,6 +78,8 @@ class Award(BaseModel):
     sequence: int | None = _absent("a final meter award")
     finalized_at: str | None = _absent("a final meter award")
     withheld: MoneyText | None = _absent("a meter award voided while pending")
+    held_by: list[Hold] | None = _absent("a pending meter award, in GET on its round")
+    final_by: str | None = _absent("a pending meter award, in GET on its round")
 
 
 class OutcomeAnswer(BaseModel):

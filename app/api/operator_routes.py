@@ -20,13 +20,14 @@ from app.api.answers import (
     SeedAnswer,
 )
 from app.api.auth import Principal, Tokens
+from app.api.exports import export_response
 from app.api.reading import Auth, TableId, read_body, request_body, time_range
 from app.api.responses import JSON_OR_CSV, JSONResponse
 from app.api.schemas import CorrectionRequest, ResetRequest, SeedRequest
 from app.audit.reconciliation import COLUMNS, Reports, to_csv
+from app.audit.record_export import Page, export_audit, export_awards
 from app.audit.table_report import COLUMNS as TABLE_COLUMNS
 from app.audit.table_report import table_report_aside
-from app.state.audit_views import AUDIT_COLUMNS, audit_csv_row, audit_matches
 from app.state.commands import (
     ApproveCommand,
     MeterCommand,
@@ -35,23 +36,26 @@ from app.state.commands import (
     ResetCommand,
     SeedCommand,
 )
+from app.state.consequence_views import with_consequence
 from app.state.floor_state import FloorState
+from app.state.hold_views import with_holds
 from app.state.mystery_views import level_fields
 from app.state.operator_views import audit_view, proposal_view
-from app.state.payments import with_payment
+from app.state.record_listings import (
+    AuditFilter,
+    AwardFilter,
+    matching_audit,
+    matching_awards,
+    paid_row,
+)
 from app.state.regulator_meters import meters_view
-from app.state.views import Listed, every_award
 from app.writer.writer import Writer
 from jackpot.commands import SEMANTICS
 from jackpot.money import format_money, format_rate, parse_money
 from tables.settle import KINDS
 
-# The columns of before, then those of every kind (appended: a reader by position works on).
-AWARD_COLUMNS = (
-    "id", "link", "table", "round", "box", "hand", "meter", "share", "state", "amount",
-    "order", "sequence", "late", "dealt_at", "finalized_at", "kind", "for_box", "target",
-    "payment", "paid_at", "method", "paid_by", "witness",
-)  # fmt: skip
+PAGE = 100  # a listing's default `limit`; an export's is every match
+FORMAT = "^(json|csv|jsonl)$"  # csv and jsonl: exports, streamed (app/api/exports.py)
 AWARD_KINDS = f"^({'|'.join(KINDS)})$"
 Change = Callable[..., Awaitable[JSONResponse]]  # a meter change's endpoint
 
@@ -135,7 +139,9 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:  # 
     @api.get("/v1/changes", tags=["operators"], response_model=Changes)
     async def get_changes(authorization: Auth = None) -> JSONResponse:
         tokens.role(authorization, "operator")
-        return JSONResponse({"changes": [proposal_view(p) for p in service().proposals.values()]})
+        proposals = service().proposals.values()
+        views = [with_consequence(service(), p, proposal_view(p)) for p in proposals]
+        return JSONResponse({"changes": views})
 
     @api.post(
         "/v1/changes/{change}/approve",
@@ -168,24 +174,21 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:  # 
         link: str | None = None,
         table: str | None = None,
         action: str | None = None,
-        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+        limit: Annotated[int | None, Query(ge=1, le=1000)] = None,
         offset: Annotated[int, Query(ge=0)] = 0,
-        format: Annotated[str, Query(pattern="^(json|csv)$")] = "json",
+        format: Annotated[str, Query(pattern=FORMAT)] = "json",
     ) -> Response:
         """Oldest first; `action` is an action (`correct:adjust`) or its first part
-        (`correct`, `propose`), `table` the table of the round a correction names."""
+        (`correct`, `propose`), `table` the table of the round a correction names.
+        `format=csv|jsonl` exports every match (or `limit` of them), streamed."""
         tokens.role(authorization, "operator")
         start, end = time_range(from_, to)
-        rows = [
-            a
-            for a in service().audit
-            if start <= a["at"] < end and audit_matches(a, link, table, action)
-        ]
-        page = rows[offset : offset + limit]
-        if format == "csv":
-            return Response(
-                to_csv([audit_csv_row(a) for a in page], AUDIT_COLUMNS), media_type="text/csv"
-            )
+        wanted = AuditFilter(start, end, link, table, action)
+        if format != "json":
+            stream = await export_audit(service(), wanted, Page(offset, limit), format)
+            return await export_response(stream, "audit", format)
+        rows = matching_audit(service().audit, wanted)
+        page = rows[offset : offset + (limit or PAGE)]
         return JSONResponse({"audit": [audit_view(a) for a in page], "total": len(rows)})
 
     @api.get("/v1/awards", tags=["operators"], responses=JSON_OR_CSV)
@@ -197,38 +200,27 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:  # 
         table: str | None = None,
         from_: Annotated[str | None, Query(alias="from")] = None,
         to: str | None = None,
-        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+        limit: Annotated[int | None, Query(ge=1, le=1000)] = None,
         offset: Annotated[int, Query(ge=0)] = 0,
-        format: Annotated[str, Query(pattern="^(json|csv)$")] = "json",
+        format: Annotated[str, Query(pattern=FORMAT)] = "json",
         state: Annotated[str | None, Query(pattern="^(pending|final|void|paid)$")] = None,
     ) -> Response:
         """Every award the server decided (every `kind`), newest first; `from`/`to` filter
         on the time the hand was dealt. `?link=L&meter=M&limit=25`: a level's last 25 hits.
-        `?state=final`: the unpaid liability (final, not yet paid)."""
+        `?state=final`: the unpaid liability (final, not yet paid).
+        `format=csv|jsonl` exports every match (or `limit` of them), streamed."""
         tokens.role(authorization, "operator")
         start, end = time_range(from_, to)
-        wanted = {"kind": kind, "link": link, "meter": meter, "table": table}
-        awards = [
-            a
-            for a in every_award(service())
-            if all(v is None or getattr(a, k) == v for k, v in wanted.items())
-            and start <= a.dealt_at < end
-        ]
-        awards.sort(key=Listed.order, reverse=True)
-        payments = service().payments
-
-        def paid_row(a: Listed) -> dict[str, Any]:
-            row = a.row()
-            return with_payment(row, payments.get(row["id"]))
-
-        if state is None:
-            total, rows = len(awards), [paid_row(a) for a in awards[offset : offset + limit]]
-        else:
-            every = [r for r in map(paid_row, awards) if r["state"] == state]
-            total, rows = len(every), every[offset : offset + limit]
-        if format == "csv":
-            return Response(to_csv(rows, AWARD_COLUMNS), media_type="text/csv")
-        return JSONResponse({"awards": rows, "total": total})
+        wanted = AwardFilter(start, end, kind, link, meter, table, state)
+        if format != "json":
+            page = Page(offset, limit)
+            stream = await export_awards(service(), wanted, page, format, writer.clock())
+            return await export_response(stream, "awards", format)
+        awards = matching_awards(service(), wanted)
+        now = writer.clock()
+        shown = awards[offset : offset + (limit or PAGE)]
+        rows = [with_holds(service(), paid_row(service(), a), now) for a in shown]
+        return JSONResponse({"awards": rows, "total": len(awards)})
 
     @api.get("/v1/journal/head", tags=["operators"], response_model=JournalHead)
     async def get_journal_head(authorization: Auth = None) -> Response:

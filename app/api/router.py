@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from fastapi import APIRouter
 from pydantic import BaseModel
 
+from app.api.alarm_routes import AcknowledgeRequest, alarm_routes
 from app.api.auth import Tokens
 from app.api.floor_routes import floor_routes
 from app.api.in_play_routes import IN_PLAY_BODIES, in_play_routes
@@ -25,6 +26,7 @@ BODIES_READ_BY_ROUTES: tuple[type[BaseModel], ...] = (
     *TABLE_EVENT_BODIES, SeedRequest, ResetRequest, CorrectionRequest,
     *PAYMENT_BODIES,
     *IN_PLAY_BODIES,
+    AcknowledgeRequest,
 )  # fmt: skip
 
 
@@ -37,4 +39,5 @@ def router(writer: Writer, tokens: Tokens, events: Mapping[str, EventHandler]) -
     payment_routes(api, writer, tokens)
     floor_routes(api, writer, tokens)
     in_play_routes(api, writer, tokens)
+    alarm_routes(api, writer, tokens)
     return api

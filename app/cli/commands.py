@@ -122,6 +122,13 @@ def demo_command(  # noqa: C901 - the demo: starts and stops its processes in or
     dual_control: Annotated[
         bool, typer.Option(help="seed changes, resets and corrections need a second supervisor")
     ] = True,
+    silent_table: Annotated[
+        str | None,
+        typer.Option(
+            help="T03,...: these tables go silent past the round timeout, then come back",
+            show_default=False,
+        ),
+    ] = None,
 ) -> int:
     """`jackpot serve` on the demo floor and `jackpot simulate` against it; Ctrl-C stops both."""
     import subprocess
@@ -169,7 +176,8 @@ def demo_command(  # noqa: C901 - the demo: starts and stops its processes in or
         if not stopping:
             simulator = subprocess.Popen(
                 [*exe, "simulate", "--url", url, "--config", str(DEMO_FLOOR),
-                 "--boost", str(boost), "--rate", str(rate)]
+                 "--boost", str(boost), "--rate", str(rate),
+                 *(["--silent-table", silent_table] if silent_table else [])]
             )  # fmt: skip
             processes.append(simulator)
             print(f"\n  Display page:  {url}/display/stud   (and {url}/display/tcp)", flush=True)
@@ -227,8 +235,17 @@ def simulate_command(
         str | None,
         typer.Option(help="T01=token,... (default: demo-table-<TABLE>)", show_default=False),
     ] = None,
+    silent_table: Annotated[
+        str | None,
+        typer.Option(
+            help="T03,...: these tables go silent past the round timeout, then come back",
+            show_default=False,
+        ),
+    ] = None,
 ) -> int:
-    options = simulate.Options(url, config, tables, rate, seed, boost, duration, tokens)
+    options = simulate.Options(
+        url, config, tables, rate, seed, boost, duration, tokens, silent_table
+    )
     return simulate.run(options)
 
 

@@ -15,6 +15,7 @@ import random
 import signal
 import sys
 import time
+import tomllib
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,6 +109,31 @@ class Stats:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class Silence:
+    """`--silent-table`: these tables deal for `dealing_s`, then post nothing for
+    `quiet_s` (past the floor's round timeout, when the console flags a table silent),
+    then deal again, and so on: the console's warnings can be watched come and go."""
+
+    tables: frozenset[str]
+    quiet_s: float
+    dealing_s: float = 60.0
+
+    @classmethod
+    def of(cls, tables: Sequence[str], config: Path) -> Silence:
+        try:
+            raw = tomllib.loads(config.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as error:
+            raise SimulateError(f"{config}: {error}") from None
+        timeout_s = int(raw.get("round_timeout_ms", 180_000)) / 1000
+        return cls(frozenset(tables), quiet_s=timeout_s + 30)
+
+    def quiet_for(self, elapsed: float) -> float:
+        """How long to stay quiet now, `elapsed` seconds after the table began (0: deal)."""
+        phase = elapsed % (self.dealing_s + self.quiet_s)
+        return 0.0 if phase < self.dealing_s else self.dealing_s + self.quiet_s - phase
+
+
 def wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
 
@@ -128,8 +154,10 @@ class Simulator:
         grace_s: float = 10.0,
         backoff_s: float = 0.5,
         void_odds: int = VOID_ODDS,
+        silent: Silence | None = None,
     ) -> None:
         self.client, self.tables, self.period = client, list(tables), 1.0 / rate
+        self.silent = silent
         self.seed, self.boost, self.out, self.now_ms = seed, boost, out, now_ms
         self.grace_s, self.backoff_s, self.void_odds = grace_s, backoff_s, void_odds
         self.stats = Stats()
@@ -181,7 +209,16 @@ class Simulator:
     async def _table(self, spec: TableSpec) -> None:
         rng, loop, n = self._rng(spec), asyncio.get_running_loop(), 0
         await self._ask(spec)  # what is in play, before the first round
+        began = loop.time()
         while not self.stop.is_set():
+            if self.silent is not None and spec.id in self.silent.tables:
+                quiet = self.silent.quiet_for(loop.time() - began)
+                if quiet > 0:
+                    self.say(f"{spec.id} goes silent for {quiet:.0f} s (--silent-table)")
+                    await self._pause(quiet)
+                    if self.stop.is_set():
+                        break
+                    self.say(f"{spec.id} is back")
             start = loop.time()
             n += 1
             plan = plan_round(spec, rng, self.boost, self.void_odds)
@@ -399,6 +436,7 @@ class Options:
     boost: float
     duration: float | None
     tokens: str | None
+    silent: str | None = None  # T03,T04: tables that go silent and come back
 
 
 def run(options: Options) -> int:
@@ -408,16 +446,23 @@ def run(options: Options) -> int:
         tables = options.tables
         only = [t.strip() for t in tables.split(",") if t.strip()] if tables else None
         specs = read_tables(options.config, only, parse_tokens(options.tokens))
+        silent = [t.strip() for t in (options.silent or "").split(",") if t.strip()]
+        unknown = sorted(set(silent) - {spec.id for spec in specs})
+        if unknown:
+            raise SimulateError(f"--silent-table: no simulated table {', '.join(unknown)}")
+        silence = Silence.of(silent, options.config) if silent else None
     except SimulateError as error:
         print(f"jackpot simulate: {error}", file=sys.stderr)
         return 2
-    asyncio.run(_simulate(options, specs))
+    asyncio.run(_simulate(options, specs, silence))
     return 0
 
 
-async def _simulate(args: Options, specs: list[TableSpec]) -> None:
+async def _simulate(args: Options, specs: list[TableSpec], silence: Silence | None) -> None:
     async with httpx.AsyncClient(base_url=args.url, timeout=HTTP_TIMEOUT) as client:
-        sim = Simulator(client, specs, rate=args.rate, seed=args.seed, boost=args.boost)
+        sim = Simulator(
+            client, specs, rate=args.rate, seed=args.seed, boost=args.boost, silent=silence
+        )
 
         def on_signal() -> None:
             if sim.stop.is_set():

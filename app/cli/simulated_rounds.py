@@ -32,8 +32,18 @@ STRAIGHT_FLUSHES: tuple[tuple[Card, ...], ...] = tuple(
     for high in range(5, 15)
 )
 AKQ_SPADES: tuple[Card, ...] = (Card(14, Suit.S), Card(13, Suit.S), Card(12, Suit.S))
-# Real odds of those hands in one dealt hand: 40 / C(52, 5) and 1 / C(52, 3).
-NATURAL_ODDS = {5: 40 / comb(52, 5), 3: 1 / comb(52, 3)}
+ROYAL_FLUSHES = tuple(hand for hand in STRAIGHT_FLUSHES if hand[0].rank == 10)
+OTHER_STRAIGHT_FLUSHES = tuple(hand for hand in STRAIGHT_FLUSHES if hand[0].rank != 10)
+# Real odds, in one dealt hand, of a full-meter hand (a royal flush: 4 / C(52, 5); A K Q of
+# spades: 1 / C(52, 3)) and of a 10 % one (another straight flush: 36 / C(52, 5)).
+NATURAL_ODDS = {5: 4 / comb(52, 5), 3: 1 / comb(52, 3)}
+PARTIAL_ODDS = {5: 36 / comb(52, 5), 3: 0.0}
+# A straight flush takes 10 % of the meter and leaves the rest, below the seed if need be
+# (4.2, 4.5.1): boosted as a royal flush is, it would drain a demo meter faster than the
+# wagers fill it. At the demo's rates (0.25 of a 1.00 wager, three hands in four) a stud
+# meter at its seed of 10,000.00 takes in about 0.19 a hand; a straight flush boosted 6
+# times drains 6 * 36 / C(52, 5) * 1,000.00, about 0.08: the meter keeps rising.
+PARTIAL_BOOST_MAX = 6.0
 
 
 class SimulateError(ValueError):
@@ -162,9 +172,17 @@ def _jackpot_bets(spec: TableSpec, rng: random.Random, bets: BoxBets) -> BoxBets
 
 
 def boost_odds(game_id: GameId, boost: float) -> float:
-    """The chance a hand is replaced by a drawn meter hand: with the natural chance,
-    a meter hand is then about `boost` times as likely as by real odds."""
+    """The chance a hand is replaced by a drawn full-meter hand (a royal flush, A K Q of
+    spades): with the natural chance, it is then about `boost` times as likely."""
     return min(1.0, max(0.0, boost - 1) * NATURAL_ODDS[game(game_id).hand_size])
+
+
+def partial_odds(game_id: GameId, boost: float) -> float:
+    """The chance a hand is replaced by another straight flush (a 10 % award): boosted
+    at most PARTIAL_BOOST_MAX times, so straight flushes stay rare beside royal flushes
+    and the meters stay above their seeds."""
+    factor = min(boost, PARTIAL_BOOST_MAX)
+    return min(1.0, max(0.0, factor - 1) * PARTIAL_ODDS[game(game_id).hand_size])
 
 
 def deal(
@@ -184,14 +202,14 @@ def deal(
     deck = list(DECK)
     rng.shuffle(deck)
     holders = [*boxes, *([] if rules.river else [DEALER])]
-    odds = boost_odds(game_id, boost)
+    full, partial = boost_odds(game_id, boost), partial_odds(game_id, boost)
     boosted: dict[int, tuple[Card, ...]] = {}
     for holder in holders:
         # Only the singapore dealer's hand carries jackpot wagers (3.5); draw anyway, so
         # that the random stream does not depend on which holders may be boosted.
-        lucky = rng.random() < odds
-        if lucky and (holder != DEALER or rules.dealer_wager):
-            cards = _meter_hand(game_id, set(deck), rng)
+        draw = rng.random()
+        if draw < full + partial and (holder != DEALER or rules.dealer_wager):
+            cards = _meter_hand(game_id, set(deck), rng, full=draw < full)
             if cards is not None:
                 boosted[holder] = cards
                 deck = [c for c in deck if c not in cards]
@@ -212,9 +230,12 @@ def _take(deck: list[Card], n: int) -> tuple[Card, ...]:
 
 
 def _meter_hand(
-    game_id: GameId, available: set[Card], rng: random.Random
+    game_id: GameId, available: set[Card], rng: random.Random, *, full: bool
 ) -> tuple[Card, ...] | None:
-    candidates = (AKQ_SPADES,) if game_id is GameId.three_card_poker else STRAIGHT_FLUSHES
+    if game_id is GameId.three_card_poker:
+        candidates: tuple[tuple[Card, ...], ...] = (AKQ_SPADES,)
+    else:
+        candidates = ROYAL_FLUSHES if full else OTHER_STRAIGHT_FLUSHES
     free = [hand for hand in candidates if available.issuperset(hand)]
     return rng.choice(free) if free else None
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from app.config.floor_file import FloorFile
 from app.state.floor_state import FloorConfig, TableConfig
+from app.state.gaming_day import GamingDay
 from jackpot.config import LinkConfig, MeterConfig
 from jackpot.money import Money
 from tables.bets import TableSettings
@@ -56,4 +57,6 @@ def floor_config(floor: FloorFile, mystery_key: str | None = None) -> FloorConfi
         pay_within_ms=floor.pay_within_ms,
         table_silence_ms=floor.table_silence_ms,
         suspend_silent_tables=floor.suspend_silent_tables,
+        hold_warning_ms=floor.hold_warning_ms,
+        gaming_day=GamingDay(floor.time_zone, floor.gaming_day_start, floor.shifts),
     )

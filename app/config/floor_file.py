@@ -23,6 +23,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 
 from app.config.floor_levels import level_checks
+from app.config.gaming_day_settings import LocalTime, Shifts, TimeZone
 from app.config.overflow_checks import overflow_checks
 from jackpot.config import LinkConfig, MeterConfig, Timing
 from jackpot.money import RATE_SCALE, Money, MoneyError, Rate, parse_money, parse_rate
@@ -190,6 +191,11 @@ class FloorFile(_Section):
     # of play by the writer's timer until a supervisor resumes it (rule 5.17).
     table_silence_ms: StrictInt = Field(default=10_000, ge=1)
     suspend_silent_tables: StrictBool = False
+    hold_warning_ms: StrictInt = Field(default=30_000, ge=1)  # the console's early warning
+    # The console's report presets (app/config/gaming_day_settings.py).
+    time_zone: TimeZone = "UTC"
+    gaming_day_start: LocalTime = "06:00"
+    shifts: Shifts = ("06:00", "14:00", "22:00")
     links: tuple[LinkSection, ...] = ()
     tables: tuple[TableSection, ...] = ()
     operators: tuple[OperatorSection, ...] = ()

@@ -86,8 +86,11 @@ class Broadcaster:
             state.subscribers.clear()
         await self.backend.stop()
 
-    def configure_link(self, link: str, currency: str, meters: Sequence[tuple[str, str]]) -> None:
-        """Declare a link and its meters (id, display name), in display order."""
+    def configure_link(
+        self, link: str, currency: str, meters: Sequence[tuple[str, str]], name: str = ""
+    ) -> None:
+        """Declare a link (`name`: what screens show) and its meters (id, display name),
+        in display order."""
         state = self._links.get(link)
         names = dict(meters)
         if state is None:
@@ -97,9 +100,11 @@ class Broadcaster:
             # A display process knows no seq until it reads the stored state: 0 makes
             # the writer's first message a gap, which fetches that state.
             seq = _now_ms() if self.role == "writer" else 0
-            self._links[link] = LinkState(link, currency, names, dict.fromkeys(names), seq)
+            self._links[link] = LinkState(
+                link, currency, names, dict.fromkeys(names), seq, name=name
+            )
         else:
-            state.currency, state.snapshot = currency, None
+            state.currency, state.snapshot, state.name = currency, None, name
             state.names = names
             state.values = {meter: state.values.get(meter) for meter in names}
         if self.role == "writer":

@@ -98,6 +98,13 @@ def display_router(  # noqa: C901 - a router factory: each nested route adds its
     async def display_css() -> FileResponse:
         return FileResponse(STATIC / "display.css", media_type="text/css", headers=_NO_CACHE)
 
+    # The pages' icon, and the address browsers ask for it by default: a wall of signs
+    # and every console would log a 404 a page load without it.
+    @router.get("/static/favicon.svg", include_in_schema=False)
+    @router.get("/favicon.ico", include_in_schema=False)
+    async def favicon() -> FileResponse:
+        return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")
+
     return router
 
 

@@ -47,6 +47,7 @@ class LinkState:
     heard_at: float | None = None  # display role: loop time of the last writer message
     in_play: Message = field(default_factory=lambda: dict(IN_PLAY))
     levels: dict[str, Message] = field(default_factory=dict)  # meter -> LEVEL_KEYS
+    name: str = ""  # the link's display name (the floor file's links.name), "" if none
 
     def meter_list(self) -> list[Message]:
         return [
@@ -65,6 +66,7 @@ class LinkState:
             "type": "snapshot",
             "seq": self.seq,
             "link": self.link,
+            "name": self.name or self.link,
             "currency": self.currency,
             "meters": self.meter_list(),
             "status": status,
@@ -108,6 +110,7 @@ class LinkState:
                 self.in_play = {k: message.get(k) for k in IN_PLAY_KEYS}
         elif kind == "snapshot":
             self.currency = str(message.get("currency", self.currency))
+            self.name = str(message.get("name", self.name))
             self.names, self.values, self.levels = {}, {}, {}
             self.apply({"type": "meters", "meters": message.get("meters")})
             self.status = str(message.get("status", "ok"))

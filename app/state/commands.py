@@ -152,6 +152,14 @@ class TablePaidCommand(_Command, frozen=True):
     boxes: list[int]
 
 
+class AcknowledgeCommand(_Command, frozen=True):
+    """A supervisor has seen one of the console's alarms (it changes no money)."""
+
+    kind: ClassVar[str] = "acknowledge"
+    alarm: str
+    note: str
+
+
 Command: TypeAlias = (
     BetsCommand
     | OutcomeCommand
@@ -168,6 +176,7 @@ Command: TypeAlias = (
     | TablePaidCommand
     | SuspendCommand
     | ResumeCommand
+    | AcknowledgeCommand
 )
 
 

@@ -18,6 +18,7 @@ from typing import Any, Protocol, cast
 from msgspec import UNSET, to_builtins
 
 from app.state.account_kinds import ACCOUNT_KINDS, answer_account, prepare_account
+from app.state.alarm_kinds import acknowledge, acknowledge_answer
 from app.state.commands import (
     BetsCommand,
     Command,
@@ -461,6 +462,7 @@ KINDS: dict[str, Kind] = {
     "table_paid": Kind(_paid(apply_table_paid), _prepare_table_paid, payment_answer),
     "suspend": Kind(_in_play, _prepare_change, _operator_answer),
     "resume": Kind(_in_play, _prepare_change, _operator_answer),
+    "acknowledge": Kind(acknowledge, _prepare_change, acknowledge_answer),
 }
 # Operator accounts, personal tokens, tables' keys (app/state/account_kinds.py).
 KINDS.update(

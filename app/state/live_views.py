@@ -8,7 +8,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.state.alarm_kinds import acknowledgements
+from app.state.consequence_views import with_consequence
 from app.state.floor_state import FloorState
+from app.state.gaming_day import gaming_day_view
+from app.state.hold_views import LinkHolds, open_rounds_by_table
 from app.state.in_play_views import link_in_play, suspensions_view, table_heard, table_in_play
 from app.state.mystery_views import level_fields
 from app.state.operator_views import proposal_view
@@ -56,6 +60,7 @@ def floor_view(
     """`GET /v1/floor` and the console's websocket message (without `you`)."""
     last = activity.observe(service)
     silent = silent_after_ms(service)
+    open_rounds = open_rounds_by_table(service)
     tables = []
     for table_id, table in sorted(service.config.tables.items()):
         seen = last.get(table_id)
@@ -68,6 +73,7 @@ def floor_view(
             "silent": seen is None or now - seen[0] > silent,
             **table_in_play(service, table_id),
             **table_heard(service, table_id, now, last_heard),
+            "open_rounds": open_rounds[table_id],
         })  # fmt: skip
     view: dict[str, Any] = {
         "currency": service.config.currency,
@@ -75,13 +81,18 @@ def floor_view(
         "now": format_time(now),
         "round_timeout_ms": service.config.timing.round_timeout_ms,
         "silent_after_ms": silent,
+        "hold_warning_ms": service.config.hold_warning_ms,
+        "gaming_day": gaming_day_view(service.config.gaming_day, now),
         "links": [
-            _link_view(service, link_id, degraded)
+            _link_view(service, link_id, degraded, now)
             for link_id in (c.id for c in service.config.links)
         ],
         "tables": tables,
+        "acknowledged": acknowledgements(service),
         "changes": [
-            proposal_view(p) for p in service.proposals.values() if p["state"] == "proposed"
+            with_consequence(service, p, proposal_view(p))
+            for p in service.proposals.values()
+            if p["state"] == "proposed"
         ],
         "suspensions": suspensions_view(service),
         "table_silence_ms": service.config.table_silence_ms,
@@ -92,7 +103,7 @@ def floor_view(
     return view
 
 
-def _link_view(service: FloorState, link_id: str, degraded: bool) -> dict[str, Any]:
+def _link_view(service: FloorState, link_id: str, degraded: bool, now: int) -> dict[str, Any]:
     floor = service.floor
     link = floor.link(link_id)
     provisional = link.provisional()
@@ -112,12 +123,14 @@ def _link_view(service: FloorState, link_id: str, degraded: bool) -> dict[str, A
             "hits": [award_row(as_committed(service, a)) for a in hits[config.id]],
             **level_fields(link, index),
         })  # fmt: skip
+    holds = LinkHolds(service, link_id, now)
     pending = [
         {
             **{k: v for k, v in award_row(a).items() if k in _PENDING_KEYS},
             "state": "pending",
+            **holds.award(a),
         }
-        for a in floor.pending_awards(link_id)
+        for a in holds.awards
     ]
     stale = sorted(
         (rnd.closed_at, rnd.table, rnd.round)
@@ -136,6 +149,7 @@ def _link_view(service: FloorState, link_id: str, degraded: bool) -> dict[str, A
         "stale_rounds": [
             {"table": t, "round": r, "closed_at": format_time(at)} for at, t, r in stale
         ],
+        "holding_rounds": holds.rounds(),
     }
 
 

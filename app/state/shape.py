@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from app.state.accounts import Accounts
 from app.state.entries import Decision, Drawn, PostedBox
+from app.state.gaming_day import GamingDay
 from jackpot.config import LinkConfig, Timing
 from jackpot.floor import Floor
 from jackpot.in_play import InPlay
@@ -51,6 +52,10 @@ class FloorConfig:
     # suspend_silent_tables the writer's timer also takes it out of play (rule 5.17).
     table_silence_ms: int = 10_000
     suspend_silent_tables: bool = False
+    # The console warns when a round has held meter awards past their hold this long.
+    hold_warning_ms: int = 30_000
+    # The floor's time zone, gaming day and shifts: the console's report presets.
+    gaming_day: GamingDay = GamingDay()
 
 
 @dataclass(slots=True)

@@ -138,8 +138,8 @@ async def test_a_supervisor_proposes_a_seed_and_a_second_one_approves_it(
     await expect(p.locator("#seed-form-preview")).to_contain_text("10,000.00 → 12,345.67")
     await sam.shot("changes-supervisor")
     await p.click("#seed-form-submit")
-    await expect(p.locator("#change-result")).to_contain_text("Proposed as change-")
-    change = (await p.locator("#change-result").text_content() or "").split()[2].rstrip(":")
+    await expect(p.locator("#seed-form-result")).to_contain_text("Proposed as change-")
+    change = (await p.locator("#seed-form-result").text_content() or "").split()[2].rstrip(":")
     own = p.locator(f'#proposals tr[data-change="{change}"]')
     await expect(own).to_contain_text("waiting for a different supervisor")
     assert await own.locator("button").count() == 0  # the proposer cannot approve it
@@ -151,12 +151,17 @@ async def test_a_supervisor_proposes_a_seed_and_a_second_one_approves_it(
     await expect(theirs).to_contain_text("new seed 12,345.67")
     await sue.shot("changes-approve")
     await theirs.get_by_role("button", name=f"Approve {change}").click()
-    await expect(q.locator("#change-result")).to_contain_text(f"{change} approved")
+    await expect(q.locator("#approve-numbers")).to_contain_text("10,000.00 → 12,345.67")
+    await q.click("#approve-confirm")
+    await expect(q.locator("#approve-result")).to_contain_text(f"{change} approved")
+    await q.click("#approve-cancel")
+    await expect(q.locator("#proposals-result")).to_contain_text(f"{change} approved")
     await expect(theirs).to_have_count(0)
 
     await sue.view("floor")
     await q.get_by_role("button", name="Details of Stud Poker Progressive Major").click()
-    await expect(q.locator("#meter-detail-fields")).to_contain_text("12,345.67")
+    detail = q.locator('tr.detail-row[data-link="stud"][data-meter="major"]')
+    await expect(detail).to_contain_text("12,345.67")
     await sue.shot("meter-detail")
     await sue.view("audit")
     seed_row = q.locator("#audit tbody tr", has_text="weekend promotion").filter(
@@ -187,7 +192,7 @@ async def test_a_reset_without_a_reason_cannot_be_sent(open_console: SignIn) -> 
     await p.evaluate("document.getElementById('reset-form').requestSubmit()")
     await asyncio.sleep(0.5)
     assert sent == []
-    await expect(p.locator("#reset-form-preview")).to_contain_text("Value:")
+    await expect(p.locator("#reset-form-preview")).to_contain_text("Value now")
     await console.shot("reset-refused")
 
 

@@ -17,7 +17,8 @@ from app.api.schemas import ID_PATTERN
 from app.api.table_events.handlers import EventHandler, table_event_of
 from app.api.table_events.request_models import BetsRequest, OutcomeRequest, VoidRequest
 from app.state.floor_state import FloorState, idempotency_key
-from app.state.views import as_committed, meter_award, round_view
+from app.state.hold_views import round_with_holds
+from app.state.views import as_committed, meter_award
 from app.writer.writer import Writer
 from jackpot.canonical import loads_exact
 from jackpot.errors import UnknownError
@@ -95,7 +96,7 @@ def table_routes(
             return JSONResponse(await archived_round(writer, table, round))
         if wait:
             await writer.wait_final(table, round, float(wait))
-        return JSONResponse(round_view(service(), table, round))
+        return JSONResponse(round_with_holds(service(), table, round, writer.clock()))
 
 
 async def archived_round(writer: Writer, table: str, round_id: str) -> dict[str, Any]:

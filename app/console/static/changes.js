@@ -4,6 +4,7 @@
 import { $, clear, el, field, money, moneyUnits, unitsText, when } from "./dom.js";
 import { call, path } from "./api.js";
 import { describeInPlay } from "./in_play.js";
+import { confirmApproval, figureList, resetFigures } from "./approvals.js";
 
 const MONEY = /^\d{1,9}(\.\d{1,2})?$/;
 const SIGNED = /^-?\d{1,9}(\.\d{1,2})?$/;
@@ -72,8 +73,10 @@ function changeForm(id, title, inputs, check, send) {
   // What is missing, in grey until the form is used, then in red.
   const problem = el("p", { class: "error untouched", id: `${id}-problem` });
   const submit = el("button", { type: "submit", id: `${id}-submit`, disabled: true, "aria-describedby": `${id}-problem` });
+  // The answer right under the button that asked for it.
+  const result = el("p", { class: "result", id: `${id}-result`, role: "status", "aria-live": "polite" });
   const form = el("form", { id, class: "card change", novalidate: true, "aria-labelledby": `${id}-title` },
-    el("h3", { id: `${id}-title`, text: title }), inputs, preview, problem, submit);
+    el("h3", { id: `${id}-title`, text: title }), inputs, preview, problem, submit, result);
   const update = () => {
     const state = check();
     preview.replaceChildren(...(state.preview || []));
@@ -94,14 +97,15 @@ function changeForm(id, title, inputs, check, send) {
       const answer = await send();
       ctx.report(answer.status === 202
         ? `Proposed as ${answer.data.id}: waiting for a different supervisor to approve or reject it.`
-        : `Done: ${state.done}.`, "ok");
+        : `Done: ${state.done}.`, "ok", result.id);
       form.reset();
       problem.classList.add("untouched");
       ctx.changed();
     } catch (error) {
-      ctx.report(`Refused: ${error.describe ? error.describe() : error}`, "error");
+      ctx.report(`Refused: ${error.describe ? error.describe() : error}`, "error", result.id);
     }
     update();
+    result.scrollIntoView({ block: "nearest" }); // the answer stays in sight as the form resets
   });
   queueMicrotask(update);
   return form;
@@ -144,9 +148,7 @@ function resetForm() {
     const label = verb(dual, "Propose the reset", "Reset the meter");
     if (!meter) return { label, problem: "Choose a level." };
     const seed = meter.next_seed ?? meter.seed;
-    const excess = moneyUnits(meter.value) - moneyUnits(seed);
-    const preview = [el("strong", { text: "Value: " }), `${money(meter.value)} → ${money(seed)}`,
-      excess >= 0n ? ` (the excess, ${money(unitsText(excess))}, goes to the reserve)` : " (the reserve funds the difference, then the house)"];
+    const preview = [el("strong", { text: "If it took effect now:" }), figureList(resetFigures(meter), "reset", "reset-figures")];
     if (!code.value) return { label, preview, problem: "A listed reason is required." };
     if (!reason.value.trim()) return { label, preview, problem: "A reason is required." };
     return { label, preview, done: `meter reset from ${money(meter.value)} to ${money(seed)}` };
@@ -230,12 +232,21 @@ function describeChange(c) {
 }
 
 let shown = null;
+let current_changes = [];
 
 export function renderProposals(floor) {
   const changes = floor.changes || [];
-  // Rebuilt only when the list changes: a reason being typed survives live updates.
-  const key = JSON.stringify([changes, floor.dual_control]);
-  if (key === shown) return;
+  // Rebuilt only when the list changes: a reason being typed survives live updates; the
+  // figures (they move with the meter) are refreshed in place.
+  const key = JSON.stringify([changes.map(({ consequence, ...p }) => p), floor.dual_control]);
+  current_changes = changes;
+  if (key === shown) {
+    for (const p of changes) {
+      const cell = document.querySelector(`#proposals tr[data-change="${CSS.escape(p.id)}"] .what`);
+      cell?.querySelector(".figures")?.replaceWith(figureList(p.consequence, p.change.kind));
+    }
+    return;
+  }
   shown = key;
   const body = clear($("#proposals tbody"));
   $("#proposals-empty").hidden = changes.length > 0;
@@ -246,7 +257,8 @@ export function renderProposals(floor) {
     : "Dual control is off on this floor: a supervisor's change takes effect at once.";
   for (const p of changes) {
     body.append(el("tr", { dataset: { change: p.id } },
-      el("th", { scope: "row", text: p.id }), el("td", { text: describeChange(p.change) }),
+      el("th", { scope: "row" }, el("code", { class: "id", text: p.id })),
+      el("td", { class: "what" }, describeChange(p.change), figureList(p.consequence, p.change.kind)),
       el("td", { text: p.change.reason }), el("td", { text: p.proposed_by }), el("td", {}, when(p.proposed_at)),
       el("td", {}, decision(p))));
   }
@@ -257,13 +269,19 @@ function decision(p) {
   if (p.proposed_by === ctx.name) return el("span", { class: "muted", text: "waiting for a different supervisor" });
   const reason = el("input", { id: `reject-reason-${p.id}`, placeholder: "reason to reject", "aria-label": `Reason to reject ${p.id}` });
   const decide = async (action) => {
-    if (action === "reject" && !reason.value.trim()) { ctx.report("A reason is required to reject a change.", "error"); reason.focus(); return; }
+    if (action === "approve") {
+      // The figures as they stand when the dialog opens (the floor's latest).
+      const latest = current_changes.find((c) => c.id === p.id) || p;
+      confirmApproval(latest, describeChange(latest.change), (text) => { ctx.report(text, "ok", "proposals-result"); ctx.changed(); });
+      return;
+    }
+    if (action === "reject" && !reason.value.trim()) { ctx.report("A reason is required to reject a change.", "error", "proposals-result"); reason.focus(); return; }
     try {
       await call("POST", path("v1", "changes", p.id, action), action === "reject" ? { body: { reason: reason.value } } : {});
-      ctx.report(`${p.id} ${action === "approve" ? "approved: it took effect" : "rejected"}.`, "ok");
+      ctx.report(`${p.id} ${action === "approve" ? "approved: it took effect" : "rejected"}.`, "ok", "proposals-result");
       ctx.changed();
     } catch (error) {
-      ctx.report(`Refused: ${error.describe ? error.describe() : error}`, "error");
+      ctx.report(`Refused: ${error.describe ? error.describe() : error}`, "error", "proposals-result");
     }
   };
   return el("div", { class: "decide" },

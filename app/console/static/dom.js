@@ -1,5 +1,7 @@
 // Building the page: every server string goes in as text (textContent), never as HTML.
 
+import { formatInstant, toZonedInput, zonedToUtc } from "./zone.js";
+
 export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) {
@@ -53,14 +55,12 @@ export function unitsText(units, places = 2, scale = 6) {
   return (negative ? "-" : "") + s.slice(0, -places) + "." + s.slice(-places);
 }
 
-// RFC 3339 from the server -> the local time people read; the exact text in the title.
+// RFC 3339 from the server -> the floor's time, its zone said (zone.js); the exact text
+// in the title.
 export function when(text) {
   if (!text) return el("span", { class: "muted", text: "—" });
-  const d = new Date(text);
-  const pad = (n) => String(n).padStart(2, "0");
-  const shown = Number.isNaN(d.getTime()) ? text
-    : `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ` +
-      `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  const ms = Date.parse(text);
+  const shown = Number.isNaN(ms) ? text : formatInstant(ms);
   return el("time", { datetime: text, title: text, text: shown });
 }
 
@@ -72,17 +72,15 @@ export function ago(text, now) {
   return `${Math.floor(seconds / 3600)} h ${Math.floor((seconds % 3600) / 60)} min ago`;
 }
 
-// <input type="datetime-local"> (local time) -> RFC 3339 in UTC, or undefined if empty.
+// A time input ("YYYY-MM-DD HH:MM", the floor's time) -> RFC 3339 in UTC, or undefined.
 export function fromLocalInput(value) {
   if (!value) return undefined;
-  const d = new Date(value);
-  return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
+  const ms = zonedToUtc(value);
+  return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
 }
 
 export function toLocalInput(date) {
-  const pad = (n) => String(n).padStart(2, "0");
-  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}` +
-    `T${pad(date.getHours())}:${pad(date.getMinutes())}`;
+  return toZonedInput(date.getTime());
 }
 
 export function field(label, input, hint) {

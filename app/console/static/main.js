@@ -3,15 +3,19 @@
 import { $, clear, el } from "./dom.js";
 import { ApiError, call, get, session } from "./api.js";
 import { Live } from "./live.js";
-import { closeMeter, renderFloor } from "./floor.js";
+import { renderFloor } from "./floor.js";
 import { refreshForms, renderProposals, setupChanges } from "./changes.js";
-import { audit, awards } from "./records.js";
+import { audit, awards, followFloor } from "./records.js";
+import { setZone } from "./zone.js";
 import { run as reconcile, setupReconciliation } from "./reconcile.js";
 import { load as loadAccounts, setupAccounts } from "./accounts.js";
 import { setupPasswordSignIn } from "./signin.js";
 import { load as unpaid, setupPayments } from "./payments.js";
 import { setupSigns, showSigns } from "./signs.js";
 import { renderInPlay, setupInPlay } from "./in_play.js";
+import { setHoldsRole } from "./holds.js";
+import { renderAlarms, setAlarmsRole } from "./alarms.js";
+import "./alarm_sources.js";
 
 const state = { floor: null, you: null, live: null, view: "floor", unreachable: false };
 
@@ -66,10 +70,12 @@ async function journal() {
   }
 }
 
-function report(text, kind) {
-  const node = $("#change-result");
+// An answer where its action is: the form's own line, or the proposals' (`where`).
+function report(text, kind, where = "proposals-result") {
+  const node = $(`#${where}`);
   node.className = `result ${kind}`;
   node.textContent = text;
+  node.scrollIntoView({ block: "nearest" });
 }
 
 function onFloor(floor) {
@@ -78,11 +84,14 @@ function onFloor(floor) {
   renderProposals(floor);
   refreshForms();
   renderInPlay(floor);
+  renderAlarms(floor);
 }
 
 function signedIn(you, floor) {
   state.you = you;
   state.floor = { ...floor };
+  setZone(floor.gaming_day?.time_zone);
+  followFloor(() => state.floor);
   $("#signin").hidden = true;
   $("#app").hidden = false;
   $("#who").hidden = false;
@@ -90,20 +99,24 @@ function signedIn(you, floor) {
   $("#who-account").textContent = you.display_name ? `(${you.name})` : "";
   $("#who-role").textContent = you.role;
   setupAccounts(you);
+  setHoldsRole(you.role);
+  setAlarmsRole(you.role);
   setupChanges({
     role: you.role, name: you.name, floor: () => state.floor, report,
     changed: () => { if (state.view === "audit") audit.load(); },
   });
   audit.setup(floor);
   awards.setup(floor);
-  setupReconciliation();
+  setupReconciliation(() => state.floor);
   setupPayments(you);
   setupSigns();
   setupInPlay({ role: you.role });
   onFloor(floor);
   state.live = new Live(session.token, { onFloor, onState: setConnection, onDenied: () => signOut("Your token is no longer accepted: sign in again.") });
   show("floor");
-  $("#main").focus();
+  // Keyboard focus to the content without scrolling the header away.
+  $("#main").focus({ preventScroll: true });
+  window.scrollTo(0, 0);
 }
 
 async function signOut(message) {
@@ -136,7 +149,6 @@ async function signIn(token) {
 function start() {
   for (const button of document.querySelectorAll(".tabs button")) button.addEventListener("click", () => show(button.dataset.view));
   $("#sign-out").addEventListener("click", () => signOut());
-  $("#meter-detail-close").addEventListener("click", closeMeter);
   $("#journal-refresh").addEventListener("click", journal);
   $("#signin-form").addEventListener("submit", (event) => {
     event.preventDefault();

@@ -5,6 +5,8 @@
   const SILENCE_MS = 12000; // no message (pings come every 5 s) for this long: LINK DOWN
   const TICK_MS = 1000; // meter values count up to a new value over this long
   const CELEBRATE_MS = 10000;
+  const RECENT = 10; // latest wins in the strip (it scrolls when they do not fit)
+  let scrollStart = null; // when the strip began to scroll (performance.now())
   const MAX_RETRY_MS = 15000;
 
   const $ = (id) => document.getElementById(id);
@@ -210,12 +212,12 @@
 
   function snapshot(message) {
     view.currency = message.currency;
-    $("link-name").textContent = message.link;
-    document.title = `${message.link} — Progressive Jackpot`;
+    $("link-name").textContent = message.name || message.link;
+    document.title = `${message.name || message.link} — Progressive Jackpot`;
     buildMeters(message.meters);
     meters(message.meters, true);
     view.pending = new Map((message.pending || []).map((w) => [String(w.award_id), w]));
-    view.recent = (message.recent_wins || []).slice(0, 3);
+    view.recent = (message.recent_wins || []).slice(0, RECENT);
     status(message);
     renderPending();
     renderRecent();
@@ -233,7 +235,7 @@
     const id = String(message.award_id);
     if (message.state === "final") {
       view.pending.delete(id);
-      view.recent = [message, ...view.recent].slice(0, 3);
+      view.recent = [message, ...view.recent].slice(0, RECENT);
       renderRecent();
       celebrations.push(message);
       if (!celebrating) nextCelebration();
@@ -422,19 +424,39 @@
     setTimeout(nextCelebration, CELEBRATE_MS);
   }
 
+  // The latest wins in one line; when they do not fit, the line scrolls by itself (a
+  // second copy follows the first so the loop has no gap), at a pace one can read.
   function renderRecent() {
     const list = $("recent-list");
-    list.replaceChildren();
-    for (const w of view.recent) {
+    const items = view.recent.map((w) => {
       const item = document.createElement("li");
       const meter = view.meters.get(w.meter);
       const name = meter ? meter.nameEl.textContent : words(w.meter);
       const amount = document.createElement("b");
       amount.textContent = `${view.currency} ${formatCents(toCents(w.amount))}`;
       item.append(`${name} `, amount, ` table ${w.table} box ${w.box}`);
-      list.appendChild(item);
-    }
+      return item;
+    });
+    list.replaceChildren(...items);
+    list.classList.remove("scrolling");
     $("recent").hidden = view.recent.length === 0;
+    const room = $("recent-window").clientWidth;
+    if (list.scrollWidth > room) {
+      for (const item of items) {
+        const copy = item.cloneNode(true);
+        copy.setAttribute("aria-hidden", "true");
+        list.append(copy);
+      }
+      const seconds = Math.max(10, Math.round(list.scrollWidth / 2 / 80));
+      // A new win does not send the strip back to its start: it goes on where it was.
+      scrollStart ??= performance.now();
+      const elapsed = ((performance.now() - scrollStart) / 1000) % seconds;
+      list.style.setProperty("--scroll-s", `${seconds}s`);
+      list.style.animationDelay = `-${elapsed.toFixed(2)}s`;
+      list.classList.add("scrolling");
+    } else {
+      scrollStart = null;
+    }
   }
 
   function refreshDown() {

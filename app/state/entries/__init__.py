@@ -17,6 +17,7 @@ import msgspec
 from msgspec import UNSET
 
 from app.state.entries.accounts import AccountEntry
+from app.state.entries.alarms import AcknowledgeEntry
 from app.state.entries.base import EntryError, idempotency_key, version_of
 from app.state.entries.mystery import ArmEntry
 from app.state.entries.operators import (
@@ -63,6 +64,7 @@ __all__ = [
     "idempotency_key", "version_of",
     "PaidAward", "PaidConfirmEntry", "PaidEntry", "TablePaidEntry",
     "ResumeChange", "ResumeEntry", "SuspendChange", "SuspendEntry",
+    "AcknowledgeEntry",
 ]  # fmt: skip
 
 Entry: TypeAlias = (
@@ -84,6 +86,7 @@ Entry: TypeAlias = (
     | TablePaidEntry
     | SuspendEntry
     | ResumeEntry
+    | AcknowledgeEntry
 )
 
 

@@ -125,8 +125,10 @@ def test_boost_makes_meter_hands_likely(game_id: GameId) -> None:
     assert meter_hands(1.0) <= 1
     # Nearly every hand (about 3 a round); at 3 card poker one a round: one A K Q of spades.
     assert meter_hands(1e9) > (250 if game_id is GameId.three_card_poker else 600)
-    boosted = meter_hands(3000)  # ~5 % of five-card hands, ~14 % at 3 card poker
-    assert 5 < boosted < 300
+    # ~0.5 % of five-card hands (royal flushes; other straight flushes boosted at most 6
+    # times, so that they do not sink the meters), ~14 % at 3 card poker.
+    boosted = meter_hands(3000)
+    assert 2 < boosted < 300
 
 
 def test_boost_odds() -> None:

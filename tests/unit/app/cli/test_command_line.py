@@ -23,9 +23,9 @@ INTERFACE: dict[str, tuple[dict[str, str | None], list[str]]] = {
                              "--role"]), []),
     # --dual-control/--no-dual-control: the console's second supervisor.
     "demo": (dict.fromkeys(["--port", "--data-dir", "--boost", "--rate", "--dual-control",
-                            "--no-dual-control"]), []),
+                            "--no-dual-control", "--silent-table"]), []),
     "simulate": (dict.fromkeys(["--url", "--config", "--tables", "--rate", "--seed", "--boost",
-                                "--duration", "--tokens"]), []),
+                                "--duration", "--tokens", "--silent-table"]), []),
     # --expect-head, --signed-heads, --public-key; keygen; migrate: heads kept outside the
     # database and the owner's migrations (issue 27).
     "verify": ({**STORE, "--config": None, "--progress": None, "--no-progress": None,
@@ -86,7 +86,8 @@ def test_the_same_defaults() -> None:
         return {p.name: p.default for p in commands()[name].params}
 
     assert defaults("demo") == {"port": 8000, "data_dir": Path(".jackpot"), "boost": 2000,
-                                "rate": 0.5, "dual_control": True}  # fmt: skip
+                                "rate": 0.5, "dual_control": True,
+                                "silent_table": None}  # fmt: skip
     simulate = defaults("simulate")
     assert (simulate["url"], simulate["config"]) == ("http://127.0.0.1:8000", DEMO_FLOOR)
     assert (simulate["rate"], simulate["boost"], simulate["duration"]) == (1.0, 1.0, None)
