@@ -4,6 +4,7 @@ matching records in `X-Total-Count` and a file name (docs/api.md "Records and re
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 from fastapi.responses import StreamingResponse
 
@@ -11,6 +12,13 @@ from app.audit.record_export import FORMATS
 from app.store.aside_stream import AsideStream
 
 EXTENSIONS = {"csv": "csv", "jsonl": "jsonl"}
+# The OpenAPI answers of a listing that exports: JSON, or the export's CSV or JSON lines.
+JSON_OR_EXPORT: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "JSON, or with format=csv|jsonl every matching record, streamed",
+        "content": {"application/json": {}, "text/csv": {}, "application/x-ndjson": {}},
+    }
+}
 
 
 async def export_response(stream: AsideStream, name: str, format: str) -> StreamingResponse:

@@ -20,7 +20,7 @@ from app.api.answers import (
     SeedAnswer,
 )
 from app.api.auth import Principal, Tokens
-from app.api.exports import export_response
+from app.api.exports import JSON_OR_EXPORT, export_response
 from app.api.reading import Auth, TableId, read_body, request_body, time_range
 from app.api.responses import JSON_OR_CSV, JSONResponse
 from app.api.schemas import CorrectionRequest, ResetRequest, SeedRequest
@@ -166,7 +166,7 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:  # 
         _, answer = await writer.submit("reject", None, None, command, by=who.name)
         return JSONResponse(answer)
 
-    @api.get("/v1/audit", tags=["operators"], responses=JSON_OR_CSV)
+    @api.get("/v1/audit", tags=["operators"], responses=JSON_OR_EXPORT)
     async def get_audit(
         authorization: Auth = None,
         from_: Annotated[str | None, Query(alias="from")] = None,
@@ -191,7 +191,7 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:  # 
         page = rows[offset : offset + (limit or PAGE)]
         return JSONResponse({"audit": [audit_view(a) for a in page], "total": len(rows)})
 
-    @api.get("/v1/awards", tags=["operators"], responses=JSON_OR_CSV)
+    @api.get("/v1/awards", tags=["operators"], responses=JSON_OR_EXPORT)
     async def get_awards(
         authorization: Auth = None,
         kind: Annotated[str | None, Query(pattern=AWARD_KINDS)] = None,

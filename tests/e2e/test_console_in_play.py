@@ -38,7 +38,13 @@ async def test_a_box_suspended_and_resumed_from_the_console_under_dual_control(
     await sue.view("changes")
     row = q.locator(f'#proposals tr[data-change="{change}"]')
     await expect(row).to_contain_text("suspend table T01 boxes 3")
+    await expect(row).to_contain_text("it moves no meter")
     await row.get_by_role("button", name=f"Approve {change}").click()
+    # Every approval is confirmed in a dialog that repeats what the change does.
+    await expect(q.locator("#approve-what")).to_contain_text("suspend table T01 boxes 3")
+    await q.click("#approve-confirm")
+    await expect(q.locator("#approve-result")).to_contain_text(f"{change} approved")
+    await q.click("#approve-cancel")
     await sue.view("floor")
     suspended = q.locator('#suspensions tr[data-where="table T01 box 3"]')
     await expect(suspended).to_contain_text("box 3 sensor fault")

@@ -173,6 +173,7 @@ async def test_a_round_left_open_is_named_beside_the_jackpot_it_holds_with_its_r
     await sam.shot("hold-warning")
     await warning.locator("button").click()
     await expect(p.locator("#void-dialog")).to_be_visible()
+    await p.select_option("#void-code", "error_correction")  # it lowers the meter
     await p.fill("#void-reason", "table T01 lost the round")
     await sam.shot("void-dialog")
     await p.click("#void-confirm")
@@ -197,6 +198,7 @@ async def test_an_approval_shows_the_value_the_seed_and_the_funding_and_repeats_
     p = sam.page
     await sam.view("changes")
     await p.select_option("#reset-meter", "stud/major")
+    await p.select_option("#reset-code", "closure")  # a listed reason (docs/api.md)
     await p.fill("#reset-reason", f"end of promotion ({size})")
     # The proposer sees what it would do now: value, seed, where the money goes.
     preview = p.locator("#reset-figures")
@@ -364,7 +366,7 @@ async def test_shift_reports_use_the_floors_gaming_day_zone_and_a_zooming_chart(
     with httpx.Client(base_url=server.base, timeout=30) as client:
         r = client.post(
             "/v1/links/tcp/meters/major/reset",
-            json={"reason": f"chart marks ({size})"},
+            json={"reason": f"chart marks ({size})", "reason_code": "malfunction"},
             headers={"Authorization": f"Bearer {SAM}"},
         )
         assert r.status_code == 202, r.text

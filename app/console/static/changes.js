@@ -5,6 +5,7 @@ import { $, clear, el, field, money, moneyUnits, unitsText, when } from "./dom.j
 import { call, path } from "./api.js";
 import { describeInPlay } from "./in_play.js";
 import { confirmApproval, figureList, resetFigures } from "./approvals.js";
+import { codeSelect } from "./reason_codes.js";
 
 const MONEY = /^\d{1,9}(\.\d{1,2})?$/;
 const SIGNED = /^-?\d{1,9}(\.\d{1,2})?$/;
@@ -12,18 +13,6 @@ const KINDS = {
   adjust: "Adjust the value (signed amount, the house gives or takes it)",
   hand_paid: "Jackpot paid by hand (5.18.1)",
   void_round: "Void a round whose award is already final (5.24)",
-};
-
-// The listed reasons a meter or a reserve may be lowered for (jackpot/reduction_reasons.py):
-// required on a reset and on a correction that lowers the meter; the server checks them.
-const REASON_CODES = {
-  jackpot_paid: "Jackpot paid",
-  malfunction: "Malfunction",
-  error_correction: "Error corrected",
-  limit_reached: "Limit reached",
-  transfer: "Transfer to another progressive",
-  closure: "Link or game closed",
-  regulator_order: "Regulator's order",
 };
 
 let ctx;
@@ -56,11 +45,6 @@ function current(select) {
 
 function reasonBox(id) {
   return el("textarea", { id, rows: 2, required: true, maxlength: 500, "aria-describedby": `${id}-hint` });
-}
-
-function codeSelect(id) {
-  return el("select", { id }, [el("option", { value: "", text: "— choose a listed reason —" }),
-    ...Object.entries(REASON_CODES).map(([k, t]) => el("option", { value: k, text: t }))]);
 }
 
 function verb(dual, proposeText, doText) {

@@ -4,6 +4,7 @@
 
 import { $, ago, el, when } from "./dom.js";
 import { ApiError, call, path } from "./api.js";
+import { codeSelect } from "./reason_codes.js";
 
 const HAND = (h) => (h || "").replace(/_/g, " ");
 const seconds = (ms) => `${Math.round(ms / 1000)} s`;
@@ -58,6 +59,8 @@ function dialog() {
     el("form", { method: "dialog", id: "void-form" },
       el("h3", { id: "void-title", text: "Void a round" }),
       el("p", { id: "void-what" }),
+      el("label", { for: "void-code", text: "Listed reason (required: it lowers the meter)" }),
+      codeSelect("void-code"),
       el("label", { for: "void-reason", text: "Reason (recorded in the audit log)" }),
       el("textarea", { id: "void-reason", rows: 2, required: true }),
       el("p", { id: "void-result", class: "result", role: "status", "aria-live": "polite" }),
@@ -78,6 +81,7 @@ function openVoid(round, floor) {
     `and the jackpots it holds are paid in deal order. ` +
     (ctx.dual ? "Dual control is on: this is a proposal a second supervisor approves under Changes." : "It takes effect at once.");
   $("#void-reason").value = "";
+  $("#void-code").value = "";
   $("#void-result").textContent = "";
   $("#void-confirm").disabled = false;
   d.showModal();
@@ -86,12 +90,14 @@ function openVoid(round, floor) {
 
 async function submitVoid() {
   const reason = $("#void-reason").value.trim();
+  const code = $("#void-code").value;
   const result = $("#void-result");
+  if (!code) { result.className = "result error"; result.textContent = "Choose a listed reason: voiding the round lowers the meter."; return; }
   if (!reason) { result.className = "result error"; result.textContent = "Give a reason: it is recorded."; return; }
   $("#void-confirm").disabled = true;
   try {
     const { status, data } = await call("POST", path("v1", "links", target.link, "meters", target.meter, "corrections"),
-      { body: { kind: "void_round", table: target.table, round: target.round, reason } });
+      { body: { kind: "void_round", table: target.table, round: target.round, reason, reason_code: code } });
     result.className = "result ok";
     result.textContent = status === 202
       ? `Proposed as ${data.id}: a second supervisor approves it under Changes.`

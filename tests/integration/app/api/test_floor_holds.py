@@ -98,7 +98,10 @@ async def test_voiding_the_holding_round_from_the_console_releases_the_award(
     await open_round_then_a_royal_flush(client, clock)
     clock.now += 40_000
     # A supervisor's void through the audited path (docs/api.md, corrections).
-    void = {"kind": "void_round", "table": "T01", "round": "R1", "reason": "table lost the round"}
+    void = {
+        "kind": "void_round", "table": "T01", "round": "R1", "reason": "table lost the round",
+        "reason_code": "error_correction",  # it lowers the meter (docs/api.md "Reason codes")
+    }  # fmt: skip
     r = await client.post("/v1/links/stud/meters/major/corrections", json=void, headers=SUPERVISOR)
     assert r.status_code == 200, r.text
     r = await client.get("/v1/tables/T02/rounds/R1?wait=5", headers=T02)

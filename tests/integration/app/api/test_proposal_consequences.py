@@ -53,9 +53,17 @@ async def test_a_waiting_reset_shows_its_value_seed_and_funding(
     )
     assert r.status_code == 200, r.text
     seed = await propose(client, "seed", {"seed": "12000.00", "reason": "bigger"})
-    reset = await propose(client, "reset", {"reason": "new promotion"})
+    # A reset and a lowering correction carry a listed reason (docs/api.md "Reason codes").
+    reset = await propose(client, "reset", {"reason": "sensor fault", "reason_code": "malfunction"})
     adjust = await propose(
-        client, "corrections", {"kind": "adjust", "amount": "-12.50", "reason": "miscount"}
+        client,
+        "corrections",
+        {
+            "kind": "adjust",
+            "amount": "-12.50",
+            "reason": "miscount",
+            "reason_code": "error_correction",
+        },
     )
     changes = await waiting(client)
     assert changes[seed]["consequence"] == {
@@ -87,3 +95,15 @@ async def test_a_waiting_reset_shows_its_value_seed_and_funding(
     meter = (await client.get("/v1/links/stud/meters/major", headers=OPERATOR)).json()
     assert (meter["value"], meter["reserve"]) == ("12000.00", "0.00")
     assert "consequence" not in (await waiting(client))[reset]
+
+
+async def test_a_waiting_suspension_moves_no_meter_its_consequence_is_null(
+    client: httpx.AsyncClient,
+) -> None:
+    r = await client.post("/v1/links/stud/suspend", json={"reason": "fault"}, headers=SUPERVISOR)
+    assert r.status_code == 202, r.text
+    change = r.json()["id"]
+    assert (await waiting(client))[change]["consequence"] is None
+    floor = await client.get("/v1/floor", headers=OPERATOR)
+    assert floor.status_code == 200, floor.text
+    assert [c["consequence"] for c in floor.json()["changes"]] == [None]
