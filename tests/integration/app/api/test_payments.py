@@ -8,11 +8,14 @@ award is 100 % of the tcp meter (4.5).
 
 from __future__ import annotations
 
+import csv
+import io
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx
+import orjson
 import pytest
 
 from app.audit.payment_report import PAYMENT_COLUMNS
@@ -320,3 +323,25 @@ async def test_the_reconciliation_ties_payments_to_the_awards(
     )
     header = csv.text.splitlines()[0].split(",")
     assert header[-len(PAYMENT_COLUMNS) :] == list(PAYMENT_COLUMNS)
+
+
+async def test_the_awards_exports_keep_the_state_filter_and_the_payment_columns(
+    client: httpx.AsyncClient, clock: Clock
+) -> None:
+    await play(client, clock)
+    assert (await pay(client, TRIPS, "150.00")).status_code == 200
+    query = {"state": "paid", "format": "csv"}
+    r = await client.get("/v1/awards", params=query, headers=OPERATOR)
+    assert r.status_code == 200, r.text
+    rows = list(csv.DictReader(io.StringIO(r.text)))
+    assert [(a["id"], a["state"], a["amount"], a["method"], a["paid_by"]) for a in rows] == [
+        (TRIPS, "paid", "150.00", "cash", "sam")
+    ]
+    assert r.headers["x-total-count"] == "1"
+    r = await client.get(
+        "/v1/awards", params={"state": "final", "format": "jsonl"}, headers=OPERATOR
+    )
+    assert r.status_code == 200, r.text
+    lines = [orjson.loads(line) for line in r.text.splitlines()]
+    assert {a["id"] for a in lines} == {METER, STRAIGHT_FLUSH, ENVY_2, ENVY_3}
+    assert r.headers["x-total-count"] == "4"
