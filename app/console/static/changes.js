@@ -52,6 +52,11 @@ function verb(dual, proposeText, doText) {
 }
 
 // A form: inputs, a preview of before -> after, a submit enabled only when it may be sent.
+// A form's latest answer, kept in sight until the next click or key (at most 10 s): the
+// proposal it made soon lands in the list above the forms and would push it out of view.
+let answered = null;
+for (const type of ["pointerdown", "keydown"]) document.addEventListener(type, () => { answered = null; }, true);
+
 function changeForm(id, title, inputs, check, send) {
   const preview = el("p", { class: "preview", id: `${id}-preview`, "aria-live": "polite" });
   // What is missing, in grey until the form is used, then in red.
@@ -90,6 +95,7 @@ function changeForm(id, title, inputs, check, send) {
     }
     update();
     result.scrollIntoView({ block: "nearest" }); // the answer stays in sight as the form resets
+    answered = { node: result, until: Date.now() + 10_000 };
   });
   queueMicrotask(update);
   return form;
@@ -246,6 +252,7 @@ export function renderProposals(floor) {
       el("td", { text: p.change.reason }), el("td", { text: p.proposed_by }), el("td", {}, when(p.proposed_at)),
       el("td", {}, decision(p))));
   }
+  if (answered && Date.now() < answered.until) answered.node.scrollIntoView({ block: "nearest" });
 }
 
 function decision(p) {
