@@ -10,6 +10,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel
 
 from app.api.auth import Tokens
+from app.api.config_routes import config_routes
 from app.api.floor_routes import floor_routes
 from app.api.in_play_routes import IN_PLAY_BODIES, in_play_routes
 from app.api.operator_routes import operator_routes
@@ -37,4 +38,5 @@ def router(writer: Writer, tokens: Tokens, events: Mapping[str, EventHandler]) -
     payment_routes(api, writer, tokens)
     floor_routes(api, writer, tokens)
     in_play_routes(api, writer, tokens)
+    config_routes(api, writer, tokens)
     return api

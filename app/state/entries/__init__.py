@@ -33,6 +33,12 @@ from app.state.entries.operators import (
     SeedEntry,
     change_of,
 )
+from app.state.entries.parameters import (
+    ConfigApproveEntry,
+    ConfigEntry,
+    ConfigProposeEntry,
+    ConfigRejectEntry,
+)
 from app.state.entries.payments import PaidAward, PaidConfirmEntry, PaidEntry, TablePaidEntry
 from app.state.entries.rounds import (
     BetsEntry,
@@ -49,6 +55,7 @@ from app.state.entries.rounds import (
     VoidEntry,
     entry_draws,
 )
+from app.state.entries.starts import StartEntry
 from app.state.entries.suspensions import ResumeChange, ResumeEntry, SuspendChange, SuspendEntry
 from jackpot.canonical import canonical_json
 
@@ -64,6 +71,8 @@ __all__ = [
     "PaidAward", "PaidConfirmEntry", "PaidEntry", "TablePaidEntry",
     "ResumeChange", "ResumeEntry", "SuspendChange", "SuspendEntry",
 ]  # fmt: skip
+__all__ += ["ConfigApproveEntry", "ConfigEntry", "ConfigProposeEntry", "ConfigRejectEntry"]
+__all__ += ["StartEntry"]
 
 Entry: TypeAlias = (
     BetsEntry
@@ -84,6 +93,11 @@ Entry: TypeAlias = (
     | TablePaidEntry
     | SuspendEntry
     | ResumeEntry
+    | ConfigEntry
+    | ConfigProposeEntry
+    | ConfigApproveEntry
+    | ConfigRejectEntry
+    | StartEntry
 )
 
 
