@@ -29,7 +29,8 @@ T01 = {"Authorization": "Bearer demo-table-T01"}
 def environment(dsn: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("JACKPOT_")}
     env.pop("REDIS_URL", None)
-    env.update(DATABASE_URL=dsn, PYTHONPATH=str(ROOT))
+    # The demo floor's tokens, on purpose (a floor holding them is refused without it).
+    env.update(DATABASE_URL=dsn, PYTHONPATH=str(ROOT), JACKPOT_DEMO_TOKENS="1")
     return env
 
 
