@@ -163,7 +163,7 @@ def timed_screens(count: int, timed: int) -> set[int]:
         return set(range(count))
     if timed == 1:
         return {0}
-    return {round(k * (count - 1) / (timed - 1)) for k in range(timed)}
+    return {k * (count - 1) // (timed - 1) for k in range(timed)}
 
 
 def percentile(values: Sequence[float], p: float) -> float | None:
@@ -203,9 +203,11 @@ def match_screen(
     Between lowerings the meter only rises, so the first message showing at least an
     acknowledged value is the first that carries that bets event. Its delay is that
     message's arrival less the acknowledgement's (negative when the screen heard first).
-    A lowering (an acknowledged void, or a message lower than the one before: an award
-    reset the meter) makes that rule unsafe for the events not yet shown and for those
-    acknowledged within `blackout_us` after it (the same commit's answers): left out.
+    A lowering makes that rule unsafe for the events not yet shown and for those
+    acknowledged within `blackout_us` after it (the same commit's answers): they are left
+    out. A lowering is an acknowledged void, or a message lower than the one before that
+    no acknowledged void explains (an award reset the meter). Messages before a lowering
+    never time the events after it.
     """
     stream: list[tuple[int, int, int]] = []  # (time, order at equal times, value)
     stream += [(t, 0, v) for t, v in messages]
@@ -218,6 +220,7 @@ def match_screen(
     shown_max: list[int] = []
     last: int | None = None
     blackout_until = -1
+    explained = False  # a lowering acknowledged since the last message
 
     def lowered(at: int) -> None:
         nonlocal blackout_until
@@ -230,6 +233,7 @@ def match_screen(
     for at, order, value in stream:
         if order == 1:
             lowered(at)
+            explained = True
         elif order == 2:
             if at < blackout_until:
                 result.untimed += 1
@@ -240,8 +244,12 @@ def match_screen(
                 pending.append((value, at))
         else:
             if last is not None and value < last:
-                lowered(at)
-            last = value
+                if explained:  # that void shown: what is pending came after it
+                    shown_at.clear()
+                    shown_max.clear()
+                else:  # an award's reset, which no answer announced
+                    lowered(at)
+            last, explained = value, False
             shown_at.append(at)
             shown_max.append(max(value, shown_max[-1]) if shown_max else value)
             if pending:
