@@ -220,7 +220,7 @@ def match_screen(
     shown_max: list[int] = []
     last: int | None = None
     blackout_until = -1
-    explained = False  # a lowering acknowledged since the last message
+    explained = False  # a void acknowledged that no message has shown lower yet
 
     def lowered(at: int) -> None:
         nonlocal blackout_until
@@ -249,7 +249,8 @@ def match_screen(
                     shown_max.clear()
                 else:  # an award's reset, which no answer announced
                     lowered(at)
-            last, explained = value, False
+                explained = False
+            last = value
             shown_at.append(at)
             shown_max.append(max(value, shown_max[-1]) if shown_max else value)
             if pending:
