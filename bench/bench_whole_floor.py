@@ -42,8 +42,9 @@ arrived in the window):
   by design;
 - server CPU per event: the `jackpot serve` process's CPU seconds in the window
   (/proc/<pid>/stat, utime + stime + its reaped children's) over the events
-  acknowledged; PostgreSQL's (the postmaster and its backends) beside it. Heartbeats
-  and the screens' fan-out are in both: they are part of running a floor.
+  acknowledged; PostgreSQL's (the postmaster and its backends) beside it. Heartbeats,
+  the screens' fan-out and the server's idle work are in both: they are part of running
+  a floor, and weigh more per event at a slow pace.
 """
 
 from __future__ import annotations
