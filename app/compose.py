@@ -241,6 +241,7 @@ def build_leadership(
 
     leadership = Leadership(writer, journal, lease, on_lead=on_lead)
     broadcaster.leads = leadership.may_announce
+    broadcaster.lease_epoch = lambda: leadership.epoch
     return leadership
 
 
