@@ -49,6 +49,7 @@ from app.store.sessions import MemorySessions, PostgresSessions
 from app.writer.head_signing import HeadSigning, head_signing
 from app.writer.leadership import Leadership
 from app.writer.opening import StartRefused, opened, refused_at_start
+from app.writer.snapshotter import Cadence, SnapshotterProcess
 from app.writer.writer import Writer
 from app.writer.writer_settings import WriterSettings, wall_clock_ms
 
@@ -126,6 +127,8 @@ def writer_process(
         clock=clock,
         outcome_wait_s=outcome_wait_s,
         snapshot_growth=snapshot_growth,
+        # On the server's database the snapshotter process makes the snapshots (`run_writer`).
+        makes_snapshots=database is None,
     )
     # The accounts are the writer's state as the journal leaves them (it may be replaced).
     tokens = floor_tokens(floor, lambda: writer.service.accounts, clock)
@@ -196,6 +199,7 @@ def build_writer(
     clock: Clock,
     outcome_wait_s: float | None = None,
     snapshot_growth: int | None = None,
+    makes_snapshots: bool = True,
 ) -> Writer:
     """The writer and all its configuration: the one place that sets it."""
     defaults = WriterSettings()
@@ -210,6 +214,7 @@ def build_writer(
             else snapshot_growth,
             outcome_wait_s=defaults.outcome_wait_s if outcome_wait_s is None else outcome_wait_s,
             clock=clock,
+            makes_snapshots=makes_snapshots,
         ),
         broadcast=broadcaster,
         metrics=metrics,
@@ -284,10 +289,17 @@ async def run_writer(
         writer.start()
         await opened(writer.opened)
     signing = start_head_signing(settings, writer, leadership)
+    snapshotter = None
+    if database is not None and database.dsn is not None:
+        # The snapshots, from the journal in a process of its own: the writer never dumps.
+        snapshotter = SnapshotterProcess(writer.service.config, Cadence.of(writer.settings))
+        await snapshotter.start(database.dsn)
     try:
         async with probing(writer):
             yield
     finally:
+        if snapshotter is not None:
+            await snapshotter.stop()
         # A leader releases its lease once drained: a standby takes over at once.
         if leadership is not None:
             await leadership.stop()

@@ -214,10 +214,10 @@ class Writer:
                 )
             )
             await self.task
-        task = self.snapshots.task
-        if task is not None:
-            with contextlib.suppress(Exception):
-                await task
+        for task in (self.snapshots.task, self.snapshots.rebasing):
+            if task is not None:
+                with contextlib.suppress(Exception):
+                    await task
 
     async def process(self, batch: list[Submission]) -> None:
         """Apply a batch and wait until it and every group before it are answered."""
