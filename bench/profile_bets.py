@@ -20,6 +20,12 @@ printed) for `python -m pstats`. cProfile's own cost inflates the CPU figures of
 profiled run (the more, the more calls a function makes): compare the CPU per request
 of unprofiled runs only, and read the profiles for where the time goes and for the
 calls per request.
+
+With `--edge`, no server and no load: in each tree's interpreter, the table events' way
+in (the app's direct route: its edge middleware and the route, a stub in place of the
+handler, which reads the body and answers a fixed text) is called in a loop, and its CPU
+per request printed (best of 5 rounds): the edge's own cost, which the load's spread
+hides. Trees before the direct route (app/api/table_events/) have none to measure.
 """
 
 from __future__ import annotations
@@ -71,6 +77,63 @@ SERVE = textwrap.dedent(
     from app.cli import main
     sys.argv = ["jackpot", "serve", *sys.argv[1:]]
     sys.exit(main())
+    """
+)
+
+
+# Run in each tree's interpreter (`--edge`): the direct route's CPU per table event.
+EDGE = textwrap.dedent(
+    """
+    import asyncio, time
+    from starlette.responses import Response
+    from app.api.table_events.direct_route import TableEvents
+    from tests.integration.app.support import build_server
+
+    N = 20_000
+    BODY = b'{"closed_at":"2026-01-01T00:00:00.000Z","boxes":[]}'
+    SCOPE = {
+        "type": "http", "method": "POST", "path": "/v1/tables/T01/rounds/R1/bets",
+        "root_path": "", "query_string": b"", "http_version": "1.1", "scheme": "http",
+        "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 2),
+        "headers": [
+            (b"host", b"x"), (b"content-type", b"application/json"),
+            (b"authorization", b"Bearer demo-table-T01"),
+            (b"content-length", str(len(BODY)).encode()),
+        ],
+    }
+    MESSAGE = {"type": "http.request", "body": BODY, "more_body": False}
+
+    async def main():
+        app = build_server().app
+        async with app.router.lifespan_context(app):
+            route = app.table_events
+            while not isinstance(route, TableEvents):
+                route = route.app
+
+            async def stub(event):
+                await event.body()
+                return Response(b'{"ok":true}', media_type="application/json")
+
+            route.events = {"bets": stub, "outcome": stub, "void": stub}
+
+            async def receive():
+                return MESSAGE
+
+            async def send(message):
+                pass
+
+            for target, name in ((app, "direct route with its edge"), (route, "route alone")):
+                for _ in range(2_000):
+                    await target(dict(SCOPE), receive, send)
+                best = float("inf")
+                for _ in range(5):
+                    started = time.process_time()
+                    for _ in range(N):
+                        await target(dict(SCOPE), receive, send)
+                    best = min(best, (time.process_time() - started) / N * 1e6)
+                print(f"{name}: {best:.2f}")
+
+    asyncio.run(main())
     """
 )
 
@@ -179,6 +242,9 @@ def main() -> None:
     parser.add_argument(
         "--sample", action="store_true", help="py-spy's samples: the share of each function"
     )
+    parser.add_argument(
+        "--edge", action="store_true", help="no load: the direct route's own CPU, in-process"
+    )
     parser.add_argument("--top", type=int, default=35)
     parser.add_argument("--sort", default="tottime", help="pstats sort key: tottime, cumulative")
     args = parser.parse_args()
@@ -187,6 +253,9 @@ def main() -> None:
     if args.sample and not PY_SPY.exists():
         raise SystemExit(f"--sample needs py-spy: {PY_SPY.parent}/pip install py-spy")
     trees = [t.resolve() for t in args.tree or [HERE]]
+    if args.edge:
+        edge(trees, args.runs)
+        return
     (HERE / ".bench").mkdir(exist_ok=True)
     servers = [start_server(tree, args.profile) for tree in trees]
     try:
@@ -212,6 +281,29 @@ def main() -> None:
             server.proc.wait(timeout=60)
             if not (args.profile or args.sample):
                 shutil.rmtree(server.work, ignore_errors=True)
+
+
+def edge(trees: list[Path], runs: int) -> None:
+    """`--edge`: each tree's direct route, `runs` times in turn, µs of CPU per event."""
+    figures: dict[Path, dict[str, list[float]]] = {tree: {} for tree in trees}
+    for _ in range(runs):
+        for tree in trees:
+            out = subprocess.run(
+                [str(tree / ".venv" / "bin" / "python"), "-c", EDGE],
+                cwd=tree,
+                env=dict(os.environ, JACKPOT_DEMO_TOKENS="1", PYTHONPATH=str(tree)),
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+            for line in out.splitlines():
+                name, _, value = line.rpartition(": ")
+                figures[tree].setdefault(name, []).append(float(value))
+    print(f"CPU µs per table event in-process, a stub handler, best of 5 x 20,000; {runs} run(s)")
+    for tree in trees:
+        for name, values in figures[tree].items():
+            shown = " ".join(f"{v:.2f}" for v in values)
+            print(f"{tree.name:<12} {name:<28} median {statistics.median(values):.2f} ({shown})")
 
 
 def report(servers: list[Server], args: argparse.Namespace) -> None:
