@@ -279,8 +279,9 @@ def main() -> None:
             server.proc.terminate()
         for server in servers:
             server.proc.wait(timeout=60)
-            if not (args.profile or args.sample):
-                shutil.rmtree(server.work, ignore_errors=True)
+            # The profiles and samples are kept; the database (gigabytes) is not.
+            kept = args.profile or args.sample
+            shutil.rmtree(server.work / "data" if kept else server.work, ignore_errors=True)
 
 
 def edge(trees: list[Path], runs: int) -> None:
