@@ -16,7 +16,7 @@ import logging
 import os
 import socket
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypedDict
 
@@ -31,12 +31,15 @@ from app.api.passwords import Passwords
 from app.api.sessions import SWEEP_EVERY_S, SignInPolicy, SignIns, watch_signins
 from app.config.floor_config import floor_config
 from app.config.floor_file import FloorFile
+from app.config.floor_parameters import FloorSource, floor_parameters
 from app.config.mystery_key import mystery_key
 from app.config.settings import Settings
 from app.display.broadcaster import Broadcaster, MemoryBackend
 from app.display.screen_watch import ScreenWatch
 from app.display.screens import Screens
 from app.ops.metrics import PrometheusMetrics
+from app.ops.software import Identity
+from app.state.commands import ConfigCommand, StartCommand
 from app.state.floor_state import FloorConfig, FloorState
 from app.state.views import meters
 from app.store.database import ServerDatabase
@@ -45,6 +48,8 @@ from app.store.lease import PostgresLease, Term
 from app.store.sessions import MemorySessions, PostgresSessions
 from app.writer.head_signing import HeadSigning, head_signing
 from app.writer.leadership import Leadership
+from app.writer.opening import StartRefused, opened, refused_at_start
+from app.writer.snapshotter import Cadence, SnapshotterProcess
 from app.writer.writer import Writer
 from app.writer.writer_settings import WriterSettings, wall_clock_ms
 
@@ -72,6 +77,8 @@ class WriterProcess:
     journal: Journal
     database: ServerDatabase | None  # None: the journal was given (tests)
     leadership: Leadership | None  # on the server's database, the lease decides who leads
+    # The start refused (app/writer/opening.py): `jackpot serve` exits with its own status.
+    refused: list[StartRefused] = field(default_factory=list)
 
 
 def writer_process(
@@ -86,6 +93,9 @@ def writer_process(
     passwords: Passwords | None = None,
     control_socket: Path | None = None,
     signin_policy: SignInPolicy | None = None,
+    source: FloorSource | None = None,
+    changed_by: str | None = None,
+    identity: Identity | None = None,
 ) -> WriterProcess:
     """The server `jackpot serve` runs. With `journal` given (tests) it is used as is, and
     this process leads; otherwise PostgreSQL: DATABASE_URL, or an embedded server under
@@ -94,7 +104,10 @@ def writer_process(
     argon2id's recommended parameters unless given (tests take cheaper ones);
     `control_socket`: the local control socket (app/api/local_control.py), by default
     settings.data_dir/control.sock on the server's database, none on a given journal;
-    `signin_policy`: the floor file's sign-in settings unless given."""
+    `signin_policy`: the floor file's sign-in settings unless given; `changed_by`: the
+    supervisor who made the floor file's changes (a proposal's author, dual control);
+    `identity`: the software authenticated at start, recorded by a `start` entry whenever
+    this writer begins leading."""
     # Refuses a must-hit-by level without the floor's own key (MysteryKeyError).
     config = floor_config(floor, mystery_key(floor, settings))
     database = None
@@ -114,9 +127,21 @@ def writer_process(
         clock=clock,
         outcome_wait_s=outcome_wait_s,
         snapshot_growth=snapshot_growth,
+        # On the server's database the snapshotter process makes the snapshots (`run_writer`).
+        makes_snapshots=database is None,
     )
     # The accounts are the writer's state as the journal leaves them (it may be replaced).
     tokens = floor_tokens(floor, lambda: writer.service.accounts, clock)
+    # The floor file's parameters: recorded first, whenever this writer starts leading,
+    # unless the journal already holds them (docs/journal.md `config`).
+    path, sha256 = (None, None) if source is None else (source.path, source.sha256)
+    writer.opening.append(
+        ("config", ConfigCommand(floor_parameters(floor), path, sha256, changed_by))
+    )
+    if identity is not None:
+        software = {k: v for k, v in identity.record().items() if k != "host"}
+        writer.opening.append(("start", StartCommand(software, identity.host)))
+        writer.identity = identity.record()
     metrics.watch_writer(writer)
     metrics.watch_broadcaster(broadcaster)
     leadership = None
@@ -139,23 +164,29 @@ def writer_process(
 
     watch = screen_watch(settings, floor, broadcaster, metrics)
 
+    refused: list[StartRefused] = []
+
     @contextlib.asynccontextmanager
     async def running() -> AsyncIterator[State]:
-        async with (
-            run_writer(settings, state, journal, database, leadership),
-            sweeping(signins, writer),
-            watching(watch),
-        ):
-            if control_socket is None:
-                yield state
-                return
-            async with local_control(control_socket, changes):
-                yield state
+        try:
+            async with (
+                run_writer(settings, state, journal, database, leadership),
+                sweeping(signins, writer),
+                watching(watch),
+            ):
+                if control_socket is None:
+                    yield state
+                    return
+                async with local_control(control_socket, changes):
+                    yield state
+        except StartRefused as error:
+            refused.append(error)
+            raise
 
     app = create_app(
         settings, tokens, writer, broadcaster, metrics, running, changes, signins, watch
     )
-    return WriterProcess(app, writer, metrics, broadcaster, journal, database, leadership)
+    return WriterProcess(app, writer, metrics, broadcaster, journal, database, leadership, refused)
 
 
 def build_writer(
@@ -168,6 +199,7 @@ def build_writer(
     clock: Clock,
     outcome_wait_s: float | None = None,
     snapshot_growth: int | None = None,
+    makes_snapshots: bool = True,
 ) -> Writer:
     """The writer and all its configuration: the one place that sets it."""
     defaults = WriterSettings()
@@ -182,6 +214,7 @@ def build_writer(
             else snapshot_growth,
             outcome_wait_s=defaults.outcome_wait_s if outcome_wait_s is None else outcome_wait_s,
             clock=clock,
+            makes_snapshots=makes_snapshots,
         ),
         broadcast=broadcaster,
         metrics=metrics,
@@ -213,6 +246,7 @@ def build_leadership(
 
     leadership = Leadership(writer, journal, lease, on_lead=on_lead)
     broadcaster.leads = leadership.may_announce
+    broadcaster.lease_epoch = lambda: leadership.epoch
     return leadership
 
 
@@ -230,7 +264,18 @@ async def run_writer(
     writer, broadcaster = state["writer"], state["broadcaster"]
     if database is not None:
         await database.open()
-    replayed = await writer.recover()
+    try:
+        replayed = await writer.recover()
+        # Before anything runs that could write: a refused start leaves the journal as it was.
+        refused_at_start(writer.service, writer.opening)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            await journal.close()
+        if database is not None:
+            await database.close()
+        raise
+    # Displays show the links of the parameters in force, which the journal says.
+    configure_links(broadcaster, writer.service.config)
     log.info("recovered: %d journal entries replayed, head seq %d", replayed, writer.seq)
     # What recovery built lives as long as the process: keep the collector off it.
     gc.collect()
@@ -242,11 +287,19 @@ async def run_writer(
         writer.announce_recovered()
         broadcaster.flush()
         writer.start()
+        await opened(writer.opened)
     signing = start_head_signing(settings, writer, leadership)
+    snapshotter = None
+    if database is not None and database.dsn is not None:
+        # The snapshots, from the journal in a process of its own: the writer never dumps.
+        snapshotter = SnapshotterProcess(writer.service.config, Cadence.of(writer.settings))
+        await snapshotter.start(database.dsn)
     try:
         async with probing(writer):
             yield
     finally:
+        if snapshotter is not None:
+            await snapshotter.stop()
         # A leader releases its lease once drained: a standby takes over at once.
         if leadership is not None:
             await leadership.stop()

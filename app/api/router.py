@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from app.api.alarm_routes import AcknowledgeRequest, alarm_routes
 from app.api.auth import Tokens
+from app.api.config_routes import config_routes
 from app.api.floor_routes import floor_routes
 from app.api.in_play_routes import IN_PLAY_BODIES, in_play_routes
 from app.api.operator_routes import operator_routes
@@ -40,4 +41,5 @@ def router(writer: Writer, tokens: Tokens, events: Mapping[str, EventHandler]) -
     floor_routes(api, writer, tokens)
     in_play_routes(api, writer, tokens)
     alarm_routes(api, writer, tokens)
+    config_routes(api, writer, tokens)
     return api

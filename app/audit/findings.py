@@ -86,6 +86,12 @@ class Report:
     first_seq: int = 1  # the first entry this run replayed (after a checkpoint: seq + 1)
     checkpoint: Checkpoint | None = None  # where the next run may start (clean runs only)
     expired_rounds: int = 0  # open too long with no outcome (jackpot/expiry.py)
+    # The parameters in force after the last entry ({"seq", "sha256", "params"}: None for
+    # a journal that recorded none), and what the run has to say of them and the file.
+    parameters: dict[str, Any] | None = None
+    notes: tuple[str, ...] = ()
+    # Each `start` entry: seq, at, host, the parameters' sha256 and the software identity.
+    starts: tuple[dict[str, Any], ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -142,6 +148,14 @@ def format_report(report: Report, *, shown: int = 50) -> str:
             f" ({format_exact(m.wagered_voided)}); hits {m.hits:,}"
             f"  overflow {format_exact(m.overflow)}"
         )
+    for start in report.starts:
+        lines.append(
+            f"start at seq {start['seq']:,} on {start['host']}: {start.get('name')} "
+            f"{start.get('version')} ({start.get('install')}) software_sha256 "
+            f"{start.get('software_sha256')} lock_sha256 {start.get('lock_sha256')} python "
+            f"{start.get('python')}; parameters {start['params_sha256']}"
+        )
+    lines.extend(report.notes)
     if report.ok:
         lines.append("OK: the chain holds and every entry is as the rules give it")
         if report.checkpoint is not None:

@@ -67,6 +67,8 @@ async def meter_history(
             at = format_time(row.recorded_at_ms)
             for mark in _marks(result, link, meter, marked):
                 marks.append({**mark, "seq": row.seq, "at": at})
+            # A journal's first `config` entry makes the floor anew: its link, then.
+            state = replay.service.floor.links.get(link, state)
             now = state.meters[index].value
             if now != value:
                 value = now

@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import csv
-import io
 import logging
-import re
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -29,6 +26,7 @@ from app.audit.payment_report import (
     payment_totals,
 )
 from app.audit.reductions import reductions
+from app.audit.spreadsheet_csv import to_csv as to_csv  # the operators' routes' CSV
 from app.state.floor_state import FloorConfig, FloorState
 from app.state.in_play_views import suspension_periods
 from app.state.timefmt import format_time
@@ -265,26 +263,3 @@ def _expired_rounds(opened: int, floor: Floor, start: int, end: int) -> dict[str
         if start <= e.expired_at < end
     ]
     return {"count": sum(floor.expired.values()) - opened, "rounds": listed}
-
-
-# A spreadsheet runs a cell that starts with one of these as a formula (CSV injection):
-# such a cell is written with a leading apostrophe, as text; a plain number keeps its sign.
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-_NUMBER = re.compile(r"[+-]?\d+(\.\d+)?")
-
-
-def csv_cell(value: Any) -> Any:
-    if isinstance(value, str) and value.startswith(_FORMULA_START) and not _NUMBER.fullmatch(value):
-        return "'" + value
-    return value
-
-
-def to_csv(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> str:
-    out = io.StringIO()
-    writer = csv.DictWriter(
-        out, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n"
-    )
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({key: csv_cell(value) for key, value in row.items()})
-    return out.getvalue()

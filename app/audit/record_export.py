@@ -8,14 +8,13 @@ then the file itself.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 import orjson
 
+from app.audit.spreadsheet_csv import write_csv
 from app.state.audit_views import AUDIT_COLUMNS, audit_csv_row
 from app.state.hold_views import with_holds
 from app.state.operator_views import audit_view
@@ -60,15 +59,8 @@ def write_records(
         for row in rows:
             out.write(orjson.dumps(row) + b"\n")
         return
-    text = io.TextIOWrapper(out, encoding="utf-8", newline="", write_through=False)
-    writer = csv.DictWriter(
-        text, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n"
-    )
-    writer.writeheader()
-    for row in rows:
-        writer.writerow(row)
-    text.flush()
-    text.detach()
+    # The CSV every operators' route writes: safe to open in a spreadsheet (docs/api.md).
+    write_csv(lambda text: out.write(text.encode()), rows, columns)
 
 
 def _rendered(

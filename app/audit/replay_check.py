@@ -23,6 +23,8 @@ from app.state.commands import OutcomeCommand
 from app.state.entries import (
     ApproveEntry,
     BetsEntry,
+    ConfigApproveEntry,
+    ConfigEntry,
     Decision,
     Drawn,
     Entry,
@@ -31,6 +33,7 @@ from app.state.entries import (
     OutcomeEntry,
     PaidConfirmEntry,
     PaidEntry,
+    StartEntry,
     TablePaidEntry,
     VoidEntry,
     entry_dict,
@@ -88,7 +91,11 @@ class Verifier:
             PaidEntry: self._payment,
             PaidConfirmEntry: self._payment,
             TablePaidEntry: self._payment,
+            ConfigEntry: self._config,
+            ConfigApproveEntry: self._config,
+            StartEntry: self._start,
         }
+        self.starts: list[dict[str, Any]] = []  # each start's seq, time, software, parameters
 
     @classmethod
     def resume(cls, config: FloorConfig, snapshot: str) -> Verifier:
@@ -336,6 +343,23 @@ class Verifier:
             return None, ()
         return self._apply(row, entry), ()
 
+    def _config(self, row: JournalRow, entry: Entry) -> tuple[Any, Iterable[str]]:
+        """Parameters put in force: the links and tables checked from here are theirs."""
+        result = self._apply(row, entry)
+        self.money.follow_config()
+        return result, self.money.all_links
+
+    def _start(self, row: JournalRow, entry: Entry) -> tuple[Any, Iterable[str]]:
+        """A writer began leading: listed with its software and the parameters in force."""
+        assert isinstance(entry, StartEntry)
+        in_force = self.service.parameters.sha256
+        if entry.params_sha256 != in_force:
+            self._flag(row, "start: params_sha256 is not the parameters in force",
+                       entry.params_sha256, in_force)  # fmt: skip
+        self.starts.append({"seq": row.seq, "at": entry.now, "host": entry.host,
+                            "params_sha256": entry.params_sha256, **entry.software})  # fmt: skip
+        return self._apply(row, entry), ()
+
     def _operator(self, row: JournalRow, entry: Entry) -> tuple[Any, Iterable[str]]:
         fields = entry_dict(entry)
         inner = fields.get("change", fields)  # dual control: the change proposed
@@ -421,4 +445,12 @@ class Verifier:
             discrepancy_count=self.discrepancy_count,
             first_seq=self.first_seq,
             checkpoint=self.checkpoint if self.ok else None,
+            parameters=self._parameters(),
+            starts=tuple(self.starts),
         )
+
+    def _parameters(self) -> dict[str, Any] | None:
+        recorded = self.service.parameters
+        if recorded.params is None:
+            return None
+        return {"seq": recorded.seq, "sha256": recorded.sha256, "params": recorded.params}

@@ -123,6 +123,8 @@ def merge(reports: list[Report]) -> Report:
         discrepancy_count=sum(r.discrepancy_count for r in reports),
         first_seq=reports[0].first_seq,
         checkpoint=checkpoints[-1] if checkpoints and all(r.ok for r in reports) else None,
+        parameters=last.parameters,
+        starts=tuple(start for report in reports for start in report.starts),
     )
 
 

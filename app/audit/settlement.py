@@ -36,6 +36,14 @@ class Settlement:
         # Voided awards whose RETURN stands on the timeline (checked once, at their void).
         self._returning: set[str] = set()
 
+    def follow_config(self) -> None:
+        """The links and tables of the parameters now in force (a `config` entry)."""
+        config = self.service.config
+        self.all_links = tuple(link.id for link in config.links)
+        self.table_link = {t.id: t.link for t in config.tables.values()}
+        for link_id in self.all_links:
+            self._sequence.setdefault(link_id, 0)
+
     def resume(self) -> None:
         """Take up the state of a stored snapshot: what its floor says is final, reversing
         and returning."""

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+from collections.abc import Mapping
+from typing import Any
 
 from app.audit.checkpoint import Checkpoint, snapshot_sha256, stored_snapshot
 from app.audit.findings import Discrepancy, Report
+from app.audit.parameters_check import first_kind, parameter_notes, starting_config
 from app.audit.replay_check import Verifier
 from app.audit.segments import Progress, Segment, in_processes, merge, plan_segments, verify_segment
 from app.state.floor_state import FloorConfig
@@ -15,6 +18,31 @@ from app.store.journal import JournalSource
 
 
 async def verify(
+    journal: JournalSource,
+    config: FloorConfig | None,
+    *,
+    progress: Progress | None = None,
+    jobs: int = 1,
+    dsn: str | None = None,
+    since: Checkpoint | None = None,
+    floor: Mapping[str, Any] | None = None,
+    source: str | None = None,
+) -> Report:
+    """`_verify` from the configuration the journal needs (app/audit/parameters_check.py):
+    `config` is the floor file given (None: none), `floor` its parameters, `source` its
+    path; a journal that records its parameters from entry 1 needs none."""
+    first = await first_kind(journal)
+    start = starting_config(first, config)
+    if start is None:
+        raise ValueError(
+            "this journal records no parameters from its first entry: give the floor file "
+            "it was written under (--config)"
+        )
+    report = await _verify(journal, start, progress=progress, jobs=jobs, dsn=dsn, since=since)
+    return parameter_notes(report, first, floor, source)
+
+
+async def _verify(
     journal: JournalSource,
     config: FloorConfig,
     *,

@@ -10,7 +10,7 @@ import argparse
 import asyncio
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TextIO
+from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
 import typer
 
@@ -230,6 +230,25 @@ def load_config(path: Path | None) -> FloorConfig:
     return floor_config(floor, mystery_key(floor, settings))
 
 
+def given_floor(path: Path | None) -> tuple[FloorConfig, dict[str, Any] | None, str | None]:
+    """The floor file `verify` is given: its configuration, parameters and path. With
+    none named, the demo floor's configuration (what a journal that records no
+    parameters was checked against before) and no parameters: nothing to compare."""
+    from app.config.floor_config import floor_config
+    from app.config.floor_file import load_floor
+    from app.config.floor_parameters import floor_parameters
+    from app.config.mystery_key import mystery_key
+    from app.config.settings import Settings
+
+    settings = Settings()
+    named = path or settings.config
+    floor = load_floor(named or DEMO_FLOOR)
+    config = floor_config(floor, mystery_key(floor, settings))
+    if named is None:
+        return config, None, None
+    return config, floor_parameters(floor), str(named)
+
+
 def main_verify(args: argparse.Namespace) -> int:  # noqa: C901 - one branch per verify option, in the order the run takes them
     """`jackpot verify`: 0 when the journal verifies, 1 with discrepancies, 2 on bad input."""
     from app.audit.checkpoint import Checkpoint
@@ -241,7 +260,7 @@ def main_verify(args: argparse.Namespace) -> int:  # noqa: C901 - one branch per
     from app.store.journal import read_only_journal
 
     try:
-        config = load_config(args.config)
+        config, floor, source = given_floor(args.config)
     except FloorError as error:
         print(f"the floor file is not valid:\n{error}", file=sys.stderr)
         return 2
@@ -281,7 +300,8 @@ def main_verify(args: argparse.Namespace) -> int:  # noqa: C901 - one branch per
             return 2
 
         async def run_file(exported: ExportFile) -> Report:
-            return await checked(exported, await verify(exported, config, progress=progress))
+            report = await verify(exported, config, progress=progress, floor=floor, source=source)
+            return await checked(exported, report)
 
         try:
             return _print(asyncio.run(run_file(ExportFile(Path(path)))))
@@ -292,8 +312,9 @@ def main_verify(args: argparse.Namespace) -> int:  # noqa: C901 - one branch per
     async def run() -> Report:
         async with journal_dsn(args) as dsn, read_only_journal(dsn) as journal:
             report = await verify(
-                journal, config, progress=progress, jobs=jobs, dsn=dsn, since=since
-            )
+                journal, config, progress=progress, jobs=jobs, dsn=dsn, since=since,
+                floor=floor, source=source,
+            )  # fmt: skip
             return await checked(journal, report)
 
     return _print(asyncio.run(run()))

@@ -19,6 +19,7 @@ import app.cli.accounts as accounts
 import app.cli.audit as audit
 import app.cli.database as database
 import app.cli.operators as operators
+import app.cli.selfcheck as selfcheck
 import app.cli.simulate as simulate
 from app.cli.options import DEFAULT_URL, DataDir, FloorFile
 from app.cli.program import new_app, run
@@ -54,12 +55,23 @@ def serve_command(
             help="display: serve displays only, relaying the writer's stream from REDIS_URL"
         ),
     ] = Role.writer,
+    changed_by: Annotated[
+        str | None,
+        typer.Option(
+            envvar="JACKPOT_CHANGED_BY",
+            help="the supervisor who changed the floor file: with dual control, a change "
+            "of money parameters is their proposal, approved by another supervisor",
+        ),
+    ] = None,
 ) -> int:
+    from app.cli import exit_status
     from app.cli.serving import uvicorn_config
     from app.compose import display_app, writer_process
     from app.config.floor_file import FloorError, load_floor
+    from app.config.floor_parameters import FloorSource
     from app.config.settings import Settings
     from app.ops.logs import configure
+    from app.ops.software import authenticate
 
     overrides: dict[str, Any] = {
         k: v for k, v in (("host", host), ("port", port), ("data_dir", data_dir)) if v is not None
@@ -67,6 +79,17 @@ def serve_command(
     settings = Settings(**overrides)
     log_level = (log_level or settings.log_level).lower()
     configure(json=settings.log_format == "json", level=log_level)
+    # Self-authentication before anything else (docs/operations.md "Software identity").
+    identity = authenticate()
+    if identity.problems:
+        problems = "\n".join(identity.problems)
+        print(f"software authentication failed, the start is refused:\n{problems}", file=sys.stderr)
+        return exit_status.NOT_AUTHENTIC
+    if identity.install != "wheel":
+        print(
+            f"not an installed wheel ({identity.install}): its files are not checked",
+            file=sys.stderr,
+        )
     path = config or settings.config
     if path is None:
         print(
@@ -74,12 +97,12 @@ def serve_command(
             "runs under `jackpot demo` only",
             file=sys.stderr,
         )
-        return 2
+        return exit_status.INVALID_FLOOR
     try:
         floor = load_floor(path)
     except FloorError as error:
         print(f"{path}: the floor file is not valid:\n{error}", file=sys.stderr)
-        return 2
+        return exit_status.INVALID_FLOOR
     published = demo_tokens_in(floor)
     if role is Role.writer and published and not settings.demo_tokens:
         print(
@@ -87,17 +110,21 @@ def serve_command(
             f"{', '.join(published)}; give each its own (docs/operations.md, The floor file)",
             file=sys.stderr,
         )
-        return 2
+        return exit_status.INVALID_FLOOR
     if role is Role.writer:
         try:
             mystery_key(floor, settings)
         except MysteryKeyError as error:
             print(f"{path}: {error}", file=sys.stderr)
-            return 2
+            return exit_status.INVALID_FLOOR
+    process = None
     if role is Role.display:
         app = display_app(settings, floor)
     else:
-        app = writer_process(settings, floor).app
+        process = writer_process(
+            settings, floor, source=FloorSource.of(path), changed_by=changed_by, identity=identity
+        )
+        app = process.app
     print(f"jackpot server on http://{settings.host}:{settings.port}  (floor: {path})", flush=True)
     for link in floor.links:
         print(
@@ -109,7 +136,14 @@ def serve_command(
     # Limits and timeouts (docs/operations.md, "Limits") live in app/cli/serving.py.
     server = _Server(uvicorn_config(app, settings, log_level=log_level))
     gc.set_threshold(*GC_THRESHOLDS)
-    server.run()
+    try:
+        server.run()
+    except SystemExit:  # uvicorn's status for a failed start-up: ours say which
+        if process is not None and process.refused:
+            problems = "\n".join(process.refused[0].problems)
+            print(f"{path}: the start is refused:\n{problems}", file=sys.stderr)
+            return exit_status.START_REFUSED
+        return exit_status.STARTUP_FAILED
     return 0
 
 
@@ -275,6 +309,7 @@ cli.add_typer(audit.commands)
 cli.add_typer(database.commands)
 cli.add_typer(operators.commands)
 cli.add_typer(accounts.accounts, name="operators")
+cli.add_typer(selfcheck.commands)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

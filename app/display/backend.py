@@ -24,6 +24,10 @@ class Feed(Protocol):
         """Writer role: False while a standby writer (nothing of it may be stored)."""
         ...
 
+    def term(self) -> int:
+        """Writer role: the lease epoch this writer leads under (app/display/leader_term.py)."""
+        ...
+
 
 class Backend(Protocol):
     """Carries the writer's messages to the other processes (if any)."""

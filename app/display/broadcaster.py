@@ -60,6 +60,8 @@ class Broadcaster:
         # A standby writer originates nothing, pings included, and stores no state in
         # Redis: only the leader's messages reach the screens.
         self.leads: Callable[[], bool] = lambda: True
+        # Writer role: the lease epoch it leads under (Leadership.epoch), on what it puts in Redis.
+        self.lease_epoch: Callable[[], int] = lambda: 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ticker: asyncio.Task[None] | None = None
         # Told every message its screens are sent, as sent (app/display/screen_watch.py).
@@ -190,6 +192,10 @@ class Broadcaster:
     def originates(self) -> bool:
         """Whether what this process broadcasts goes out (Feed: the Redis backend)."""
         return self.role == "writer" and self.leads()
+
+    def term(self) -> int:
+        """The leader's term on what goes out (Feed: the Redis backend)."""
+        return self.lease_epoch()
 
     # -- display side ----------------------------------------------------------------
 

@@ -5,7 +5,8 @@ latest snapshot. The writer SETs a batch's states before its PUBLISHes, in one M
 by a task of its own (the writer never waits for Redis), so a display process that
 subscribes and then reads the state misses nothing. What a display process takes is
 checked (`well_formed`) and, with JACKPOT_REDIS_SECRET, its HMAC verified before it
-reaches a screen. The whole protocol: docs/architecture.md "The Redis backend".
+reaches a screen; each value carries the writer's lease epoch, its term, inside the HMAC
+(app/display/leader_term.py). The whole protocol: docs/architecture.md "The Redis backend".
 """
 
 from __future__ import annotations
@@ -16,12 +17,14 @@ import hashlib
 import hmac
 import json
 import logging
+import re
 from collections import deque
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from app.display.backend import Feed, Role
+from app.display.leader_term import STORE_IF_NOT_OLDER, NewestTerm, stamped, unstamped
 from app.display.link_state import STATUSES
 
 log = logging.getLogger("jackpot.redis")
@@ -31,6 +34,7 @@ _KINDS = frozenset({"snapshot", "meters", "win", "status", "ping"})
 # A snapshot of a link with a hundred meters and 25 recent wins is under 64 KiB.
 MAX_MESSAGE_BYTES = 1 << 20
 _MAC_HEX = 64  # hex digits of an HMAC-SHA256
+_HEX = re.compile(r"[0-9a-f]+")
 STANDBY_POLL_S = 0.2  # a leading writer checks this often whether it stands by again
 
 
@@ -58,10 +62,13 @@ class RedisBackend:
             "publish_dropped": 0,  # messages lost because Redis failed or lagged
             "feed_lost": 0,  # display role: Redis connection losses
             "rejected": 0,  # display role: malformed or unsigned messages and states skipped
+            "stale_term": 0,  # of those, signed by a leader older than the newest seen
         }
         self.connected = False
         self._away = False  # display role: an outage is logged once, and so is its end
-        self._backlog: deque[tuple[str, str | None]] = deque()
+        self._backlog: deque[tuple[str, str | None, int]] = deque()  # link, text, term
+        self._newest = NewestTerm()  # display role: of what was read
+        self._stale_logged = -1  # the last stale term logged (one line per such term)
         self._backlog_max = backlog
         self._wake = asyncio.Event()
         self._resync: set[str] = set()
@@ -113,10 +120,11 @@ class RedisBackend:
         if len(self._backlog) >= self._backlog_max:
             # Redis is lagging far behind: forget the oldest; the SET of the state
             # that goes with the next batch still brings late displays up to date.
-            _, old = self._backlog.popleft()
+            _, old, _ = self._backlog.popleft()
             self.stats["publish_dropped"] += old is not None
             self._sync_all = True
-        self._backlog.append((link, text))
+        term = 0 if self._feed is None else self._feed.term()
+        self._backlog.append((link, text, term))
         self._wake.set()
 
     async def _write_loop(self) -> None:
@@ -131,11 +139,17 @@ class RedisBackend:
                 # A standby writer stores no state: it would write over the leader's.
                 self._sync_all = True  # every state, once it leads
                 continue
+            term = self._feed.term()
+            # What was queued under a term this writer has since stood down from is not its
+            # to send now: the states it stores are read afresh under this term.
+            stale = sum(1 for _, text, at in batch if at != term and text is not None)
+            self.stats["publish_dropped"] += stale
+            batch = [(link, text, at) for link, text, at in batch if at == term]
             try:
                 async with asyncio.timeout(self.timeout_s):
-                    await self._write(batch)
+                    await self._write(batch, term)
             except _FAILURES as exc:
-                lost = sum(1 for _, text in batch if text is not None)
+                lost = sum(1 for _, text, _ in batch if text is not None)
                 self.stats["publish_dropped"] += lost
                 if self.connected or retry_s == 0.2:
                     log.warning("Redis publish failed, %d messages dropped: %r", lost, exc)
@@ -146,19 +160,20 @@ class RedisBackend:
                 continue
             self.connected, retry_s = True, 0.2
 
-    async def _write(self, batch: list[tuple[str, str | None]]) -> None:
+    async def _write(self, batch: list[tuple[str, str | None, int]], term: int) -> None:
         assert self._redis is not None and self._feed is not None
-        links = set(self._feed.link_ids()) if self._sync_all else {link for link, _ in batch}
+        links = set(self._feed.link_ids()) if self._sync_all else {link for link, _, _ in batch}
         pipe = self._redis.pipeline(transaction=True)
         for link in sorted(links):
             state = self._feed.state_text(link)
             if state is not None:
                 key = self.state_prefix + link
-                pipe.set(key, self.sign(key, state))
-        texts = [(link, text) for link, text in batch if text is not None]
+                value = self.sign(key, stamped(term, state))
+                pipe.eval(STORE_IF_NOT_OLDER, 1, key, term, value)
+        texts = [(link, text) for link, text, _ in batch if text is not None]
         for link, text in texts:
             channel = self.channel_prefix + link
-            pipe.publish(channel, self.sign(channel, text))
+            pipe.publish(channel, self.sign(channel, stamped(term, text)))
         await pipe.execute()
         self._sync_all = False
         self.stats["published"] += len(texts)
@@ -235,7 +250,7 @@ class RedisBackend:
                     self.stats["rejected"] += 1
                     continue
                 link = channel[len(self.channel_prefix) :]
-                text = self.open(channel, message["data"])
+                text = self._open_stamped(channel, message["data"])
                 if text is None or not well_formed(link, text):
                     self.stats["rejected"] += 1
                     continue
@@ -266,13 +281,34 @@ class RedisBackend:
         for link, value in zip(ordered, values, strict=True):
             if value is None:
                 continue
-            text = self.open(self.state_prefix + link, value)
+            text = self._open_stamped(self.state_prefix + link, value)
             if text is None or not well_formed(link, text, kind="snapshot"):
                 self.stats["rejected"] += 1
                 continue
             self._feed.restore(link, text)
 
     # -- signature -------------------------------------------------------------------
+
+    def _open_stamped(self, name: str, value: object) -> str | None:
+        """The leader's text from a value under `name`; None if it does not open (`open`),
+        carries no term, or its term is older than the newest this process has seen."""
+        body = self.open(name, value)
+        opened = None if body is None else unstamped(body)
+        if opened is None:
+            return None
+        term, text = opened
+        if not self._newest.admits(term):
+            self.stats["stale_term"] += 1
+            if self.stats["stale_term"] == 1 or term != self._stale_logged:
+                log.warning(
+                    "skipped %s of leader term %d, older than term %d: a deposed writer",
+                    name,
+                    term,
+                    self._newest.term,
+                )
+                self._stale_logged = term
+            return None
+        return text
 
     def sign(self, name: str, text: str) -> str:
         """What goes to Redis under `name` (a channel or a key): the text, signed if we
@@ -287,7 +323,7 @@ class RedisBackend:
         text = _text(value)
         if text is None or len(text) > MAX_MESSAGE_BYTES:
             return None
-        signed = len(text) > _MAC_HEX and text[_MAC_HEX] == " " and not text.startswith("{")
+        signed = len(text) > _MAC_HEX and text[_MAC_HEX] == " " and _HEX.fullmatch(text[:_MAC_HEX])
         if self._key is None:
             return text[_MAC_HEX + 1 :] if signed else text  # nothing to check it with
         if not signed:

@@ -262,6 +262,7 @@ def broadcaster_reads(broadcaster: BroadcasterReadings) -> list[Read]:
         ("publish_dropped", "Display messages lost because Redis failed or lagged"),
         ("feed_lost", "Redis feed losses (display process)"),
         ("rejected", "Messages from Redis skipped: malformed or not signed (display process)"),
+        ("stale_term", "Of those, of an older leader's term: a deposed writer (display process)"),
     ):
         reads.append(
             Read(f"jackpot_redis_{key}", help_text, _stat(redis_stats, key), kind="counter")

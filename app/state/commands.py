@@ -160,6 +160,35 @@ class AcknowledgeCommand(_Command, frozen=True):
     note: str
 
 
+# -- the parameters read at start (app/state/parameters.py) -------------------------
+
+
+class ConfigCommand(_Command, frozen=True):
+    """The floor file's parameters in canonical form, the file's path and sha256."""
+
+    kind: ClassVar[str] = "config"
+    params: dict[str, Any]
+    path: str | None = None
+    file_sha256: str | None = None
+    by: str | None = None  # who made the change (`jackpot serve --changed-by`)
+
+
+class ConfigDecisionCommand(_Command, frozen=True):
+    """A supervisor's approval (`reason` None) or rejection of a parameters proposal."""
+
+    kind: ClassVar[str] = "config_approve"
+    id: str
+    reason: str | None = None
+
+
+class StartCommand(_Command, frozen=True):
+    """The software identity of a writer that begins leading (app/ops/software.py)."""
+
+    kind: ClassVar[str] = "start"
+    software: dict[str, Any]
+    host: str
+
+
 Command: TypeAlias = (
     BetsCommand
     | OutcomeCommand
@@ -177,6 +206,9 @@ Command: TypeAlias = (
     | SuspendCommand
     | ResumeCommand
     | AcknowledgeCommand
+    | ConfigCommand
+    | ConfigDecisionCommand
+    | StartCommand
 )
 
 

@@ -20,6 +20,7 @@ from app.state.accounts import Accounts
 from app.state.entries import Entry, entry_from_dict
 from app.state.entries import idempotency_key as idempotency_key
 from app.state.kinds import KINDS
+from app.state.parameters import ParametersInForce
 from app.state.shape import FloorConfig as FloorConfig
 from app.state.shape import RoundExtras as RoundExtras
 from app.state.shape import TableConfig as TableConfig
@@ -52,6 +53,8 @@ class FloorState:
     seq: int = 0
     # What is out of play, and every period it was (docs/design.md, "In play").
     in_play: InPlay = field(default_factory=InPlay)
+    # The parameters the journal put in force (app/state/parameters.py).
+    parameters: ParametersInForce = field(default_factory=ParametersInForce)
 
     def __post_init__(self) -> None:
         self.floor = Floor(self.config.links, self.config.timing, self.config.retain_ms)

@@ -32,8 +32,10 @@ class NotInPlayError(StateConflictError):
 def check_in_play_bets(service: FloorData, table: str, wagers: Iterable[tuple[int, bool]]) -> None:
     """Bets whose boxes carry a jackpot wager (box, wager) where a suspension is in force
     are refused whole; a box without a jackpot wager is in play whatever is suspended."""
+    if not service.in_play.active:  # nothing suspended anywhere: the usual case
+        return
     boxes = [box for box, wager in wagers if wager]
-    if not boxes or not service.in_play.active:
+    if not boxes:
         return
     periods = service.in_play.blocking(service.table(table).link, table, boxes)
     if periods:

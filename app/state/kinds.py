@@ -57,6 +57,15 @@ from app.state.entries import (
 )
 from app.state.in_play_kinds import apply_in_play, check_in_play, check_in_play_bets
 from app.state.operator_views import operator_answer
+from app.state.parameter_kinds import (
+    apply_approve,
+    apply_config,
+    apply_propose,
+    apply_reject,
+    config_answer,
+    prepare_config,
+    prepare_decision,
+)
 from app.state.payments import (
     PaymentResult,
     apply_paid,
@@ -68,6 +77,7 @@ from app.state.payments import (
 )
 from app.state.reductions import check_reduction, with_reason_code
 from app.state.shape import FloorData, RoundExtras
+from app.state.start_kind import apply_start, prepare_start, start_answer
 from app.state.views import bets_answer, outcome_answer, void_answer
 from jackpot.commands import SEMANTICS
 from jackpot.errors import (
@@ -463,6 +473,11 @@ KINDS: dict[str, Kind] = {
     "suspend": Kind(_in_play, _prepare_change, _operator_answer),
     "resume": Kind(_in_play, _prepare_change, _operator_answer),
     "acknowledge": Kind(acknowledge, _prepare_change, acknowledge_answer),
+    "config": Kind(apply_config, prepare_config, config_answer),  # type: ignore[arg-type]
+    "config_propose": Kind(apply_propose, prepare_config, config_answer),  # type: ignore[arg-type]
+    "config_approve": Kind(apply_approve, prepare_decision, config_answer),  # type: ignore[arg-type]
+    "config_reject": Kind(apply_reject, prepare_decision, config_answer),  # type: ignore[arg-type]
+    "start": Kind(apply_start, prepare_start, start_answer),  # type: ignore[arg-type]
 }
 # Operator accounts, personal tokens, tables' keys (app/state/account_kinds.py).
 KINDS.update(

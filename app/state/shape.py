@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from app.state.accounts import Accounts
 from app.state.entries import Decision, Drawn, PostedBox
@@ -18,6 +18,9 @@ from jackpot.config import LinkConfig, Timing
 from jackpot.floor import Floor
 from jackpot.in_play import InPlay
 from tables.bets import TableSettings
+
+if TYPE_CHECKING:
+    from app.state.parameters import ParametersInForce
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,5 +84,6 @@ class FloorData(Protocol):
     payments: dict[str, dict[str, Any]]
     seq: int
     in_play: InPlay
+    parameters: ParametersInForce
 
     def table(self, table: str) -> TableConfig: ...

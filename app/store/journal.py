@@ -80,6 +80,9 @@ class Journal(JournalSource, Protocol):
         """(seq, the snapshot as `pack` gave it) of the one with the highest seq: the
         writer starts from it and keeps it packed (app/writer/position.py `base`)."""
 
+    async def latest_snapshot_seq(self) -> int | None:
+        """The seq of `latest_snapshot`, without its bytes (what a writer polls)."""
+
     async def snapshot_before(self, at_ms: int, upto_seq: int) -> tuple[int, bytes] | None:
         """(seq, packed) of the last snapshot at or before entry `upto_seq` whose entry was
         recorded before `at_ms`: where a report of a period from `at_ms` may start."""

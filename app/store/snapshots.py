@@ -17,6 +17,7 @@ import msgspec
 from app.state.accounts import dump_accounts, load_accounts
 from app.state.entries import Decision, Drawn, PostedBox
 from app.state.floor_state import FloorState, RoundExtras
+from app.state.parameters import ParametersInForce, config_of
 from app.store.packing import pack
 from jackpot import snapshot
 from jackpot.canonical import canonical_json
@@ -51,11 +52,21 @@ def dump_service(service: FloorState, seq: int, head: str) -> dict[str, Any]:
     # Only once something was ever suspended: older snapshots stay byte for byte the same.
     if service.in_play.periods:
         state["in_play"] = service.in_play.dump()
+    if service.parameters.history:  # absent before any `config` entry: older bytes kept
+        state["parameters"] = service.parameters.dump()
     return state
 
 
 def load_service(config: Any, state: dict[str, Any]) -> FloorState:
+    """The state a snapshot describes, under the parameters it carries (`config`, the
+    floor file's, only for a snapshot of a journal that recorded none)."""
+    recorded = state.get("parameters")
+    parameters = None if recorded is None else ParametersInForce.load(recorded)
+    if parameters is not None and parameters.params is not None:
+        config = config_of(parameters.params, config.mystery_key)
     service = FloorState(config)
+    if parameters is not None:
+        service.parameters = parameters
     if "floor" not in state:  # nothing durable yet: the empty floor
         return service
     service.floor = snapshot.load(

@@ -95,12 +95,8 @@ class GroupCommitter:
             self.gathering.merge(group)
         if self.task is None:
             self.task = asyncio.create_task(self._commit_all(), name="jackpot-commit")
-        snapshots = self.snapshots
-        if snapshots.snapshot_due():
-            last = self.gathering or self.committing  # the group of the last row applied
-            snapshots.take(None if last is None else last.outcome())
-        elif snapshots.freeze_due():
-            snapshots.freeze()
+        last = self.gathering or self.committing  # the group of the last row applied
+        self.snapshots.after_apply(lambda: None if last is None else last.outcome())
 
     async def idle(self) -> None:
         """Wait until every group applied so far is committed (or refused) and answered."""

@@ -18,7 +18,6 @@ from typing import Protocol
 from app.store.errors import BrokenChain, JournalUnavailable
 from app.store.journal import PostgresJournal
 from app.store.lease import Term
-from app.store.snapshots import packed_text_size
 from app.writer.writer import Writer
 
 log = logging.getLogger("jackpot.leadership")
@@ -136,21 +135,12 @@ class Leadership:
 
     async def _rebase(self) -> None:
         """Keep the rows to rebuild from bounded, as the leader's snapshots do for it: the
-        latest stored snapshot we have applied becomes our base."""
-        position = self.writer.position
-        # The seq first, at every poll: the leader snapshots a large state rarely (`snapshot_due`),
-        # and its snapshot is megabytes; it is fetched once it is a newer one we have applied.
-        seq = await self.journal.latest_snapshot_seq()
-        if seq is None or not position.base_point[0] < seq <= position.seq:
-            return
-        latest = await self.journal.latest_snapshot()
-        if latest is None or not position.base_point[0] < latest[0] <= position.seq:
-            return
-        seq, packed = latest
-        # Its size, for `snapshot_due` once we lead: unpacked aside, a megabyte at a time.
-        size = await asyncio.to_thread(packed_text_size, packed)
-        head = next(row.hash for row in position.since_base if row.seq == seq)
-        position.rebase(packed, seq, head, size)
+        latest stored snapshot we have applied becomes our base (fetched once it is a newer
+        one, checked against our chain: app/writer/snapshot_policy.py)."""
+        try:
+            await self.writer.snapshots.rebase_on_stored()
+        except ValueError as error:  # not the journal's state: our rows stay the base's
+            log.error("standby: a stored snapshot refused: %s", error)
 
     async def _take_over(self, term: Term) -> None:
         # From here our appends commit only under this epoch; the old leader's cannot.

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.state.entries import Entry, entry_from_dict, entry_text
-from app.state.floor_state import FloorState
+from app.state.floor_state import FloorConfig, FloorState
 from app.store.chain import GENESIS, chain_hash
 from app.store.continuity import check_follows
 from app.store.journal import JournalRow
@@ -40,6 +40,13 @@ class Position:
     # Recent first answers, as the journal's text: a dict per answer (with a dict per box)
     # would be a fifth of the writer's memory, walked by every collection of old objects.
     answers: OrderedDict[str, str] = field(default_factory=OrderedDict)
+    # The floor file's configuration: what a journal without recorded parameters (or
+    # before its first `config` entry) is replayed under; the entries say the rest.
+    initial: FloorConfig | None = None
+
+    def __post_init__(self) -> None:
+        if self.initial is None:
+            self.initial = self.service.config
 
     def durable_head(self) -> tuple[int, str]:
         """The last committed entry's seq and hash (rows of a group being committed are
@@ -92,7 +99,7 @@ class Position:
         state: dict[str, Any] = (
             loads(text, f"snapshot {self.base_point[0]}") if text else {"seq": 0, "head": GENESIS}
         )
-        self.service = load_service(self.service.config, state)
+        self.service = load_service(self.initial, state)
         self.seq, self.head = state["seq"], state["head"]
         self.base_point = (self.seq, self.head)
         for row in self.since_base:

@@ -26,6 +26,7 @@ from app.writer.group import Reply, Submission
 from app.writer.group_commit import GroupCommitter
 from app.writer.journal_answers import left_memory, recorded_answer
 from app.writer.liveness import Liveness
+from app.writer.opening import opening_done
 from app.writer.ports import Broadcast, Uncounted, WriterMetrics
 from app.writer.position import Position, loads
 from app.writer.recovery import Recovery
@@ -84,6 +85,12 @@ class Writer:
         self.stopping = False
         # Another writer holds the lease (app/writer/leadership.py): refuse, never record.
         self.standby = False
+        # Requests the writer takes first whenever it starts leading, before any other
+        # (the parameters read at start: app/writer/opening.py), and their answers.
+        self.opening: list[tuple[str, Command]] = []
+        self.opened: list[asyncio.Future[tuple[int, Reply]]] = []
+        # The software identity checked at start (app/ops/software.py), for GET /v1/about.
+        self.identity: dict[str, Any] | None = None
 
     # The state and where it stands, as the app reads them.
 
@@ -185,7 +192,16 @@ class Writer:
         # Tables are heard from now on: none is silent for the time before it led.
         self.timer.liveness = Liveness(self.clock())
         self.queue = asyncio.Queue()
+        self.opened = [self._first(kind, command) for kind, command in self.opening]
         self.task = asyncio.create_task(self._run(), name="jackpot-writer")
+
+    def _first(self, kind: str, command: Command) -> asyncio.Future[tuple[int, Reply]]:
+        """Queued now, before anything else can be: the first request taken."""
+        assert self.queue is not None
+        future: asyncio.Future[tuple[int, Reply]] = asyncio.get_running_loop().create_future()
+        future.add_done_callback(opening_done)
+        self.queue.put_nowait(Submission(kind, None, None, command, None, future))
+        return future
 
     async def stop(self) -> None:
         """Drain: every request already submitted is committed and answered, then stop."""
@@ -198,10 +214,10 @@ class Writer:
                 )
             )
             await self.task
-        task = self.snapshots.task
-        if task is not None:
-            with contextlib.suppress(Exception):
-                await task
+        for task in (self.snapshots.task, self.snapshots.rebasing):
+            if task is not None:
+                with contextlib.suppress(Exception):
+                    await task
 
     async def process(self, batch: list[Submission]) -> None:
         """Apply a batch and wait until it and every group before it are answered."""

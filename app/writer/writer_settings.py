@@ -26,6 +26,10 @@ class WriterSettings:
     # (docs/performance.md "Snapshots"). 0: every `snapshot_every` entries whatever the
     # state's size (tests that need many snapshots of a growing state).
     snapshot_growth: int = 1
+    # Whether this process snapshots its state (a writer: in a forked child). Off for a
+    # writer on the server's database: the snapshotter process makes them from the
+    # journal (app/writer/snapshotter.py) and the writer rebases on them.
+    makes_snapshots: bool = True
     # The state is frozen out of the cyclic collector every this many entries applied
     # (app/writer/snapshot_policy.py): docs/performance.md "The cyclic collector".
     freeze_every: int = 1_000

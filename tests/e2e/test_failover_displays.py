@@ -214,14 +214,14 @@ def displayed(writer: Writer) -> str | None:
 
 
 def stored_state(redis_url: str) -> dict[str, Any]:
-    """The link's state as the leader last stored it in Redis (signed: `<mac> <json>`)."""
+    """The link's state as the leader last stored it in Redis (`<mac> <term> <json>`)."""
     client = redis.Redis.from_url(redis_url)
     try:
         value = client.get("jackpot:state:stud")
     finally:
         client.close()
     assert isinstance(value, bytes)
-    state: dict[str, Any] = json.loads(value.decode().split(" ", 1)[1])
+    state: dict[str, Any] = json.loads(value.decode().split(" ", 2)[2])
     return state
 
 

@@ -247,3 +247,43 @@ def test_the_installed_server_starts_acknowledges_and_stops_cleanly(installed: P
         )  # fmt: skip
         assert "rounds: 1 (0 void" in verified and "NOT BALANCED" not in verified, verified
         assert "OK: the chain holds" in verified, verified
+        # The start recorded by the installed server, with its identity (a wheel).
+        assert "start at seq 2 on " in verified and "(wheel) software_sha256" in verified
+
+
+def test_a_changed_installed_module_refuses_the_start(installed: Path) -> None:
+    """Self-authentication: `jackpot selfcheck` gives the identity of the installed wheel;
+    one installed module edited, `jackpot serve` refuses to start (status 5) naming it,
+    and `selfcheck` exits 1."""
+    jackpot = str(installed / "bin" / "jackpot")
+    package, _ = installed_files(installed)
+    # No bytecode written: the installed files stay as pip recorded them once restored.
+    env = {**clean_env(), "JACKPOT_LOCK": str(LOCK), "PYTHONDONTWRITEBYTECODE": "1"}
+    cwd = Path(tempfile.gettempdir())
+
+    def jackpot_run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [jackpot, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+        )
+
+    clean = jackpot_run("selfcheck")
+    assert clean.returncode == 0, clean.stderr
+    identity = json.loads(clean.stdout)
+    assert identity["install"] == "wheel" and identity["files"] > 100, identity
+    assert identity["lock_sha256"] == hashlib.sha256(LOCK.read_bytes()).hexdigest()
+    assert jackpot_run("selfcheck", "--expect", identity["software_sha256"]).returncode == 0
+    assert jackpot_run("selfcheck", "--expect", "0" * 64).returncode == 1
+    module = package / "state" / "parameters.py"
+    original, stat = module.read_bytes(), module.stat()
+    try:
+        module.write_bytes(original + b"# RATE = 5000\n")
+        refused = jackpot_run("serve", "--port", str(free_port()))
+        assert refused.returncode == 5, refused.stdout + refused.stderr
+        assert "software authentication failed" in refused.stderr
+        assert "app/state/parameters.py: changed" in refused.stderr, refused.stderr
+        checked = jackpot_run("selfcheck")
+        assert checked.returncode == 1 and "app/state/parameters.py: changed" in checked.stderr
+    finally:
+        module.write_bytes(original)
+        os.utime(module, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert jackpot_run("selfcheck").returncode == 0

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from fastapi import FastAPI
 from starlette.middleware.errors import ServerErrorMiddleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.api.table_events.handlers import EventHandler, TableEvent
@@ -73,6 +74,35 @@ def install(app: FastPathApp, events: Mapping[str, EventHandler], edge: Edge) ->
     return table_events
 
 
+def authorization(scope: Scope) -> str | None:
+    """The Authorization header, as Starlette's `request.headers.get` reads it (the
+    server gives the names in lower case: the first one named so)."""
+    for name, value in scope["headers"]:
+        if name == b"authorization":
+            return str(value.decode("latin-1"))
+    return None
+
+
+async def read_body(receive: Receive) -> bytes:
+    """The request's body whole, as Starlette's `request.body()` reads it: the
+    `http.request` messages' bodies joined; a disconnect before the last raises
+    ClientDisconnect."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.request":
+            chunk = message.get("body", b"")
+            if not message.get("more_body", False):
+                if not chunks:
+                    return chunk  # type: ignore[no-any-return]
+                chunks.append(chunk)
+                return b"".join(chunks)
+            if chunk:
+                chunks.append(chunk)
+        elif message["type"] == "http.disconnect":
+            raise ClientDisconnect()
+
+
 def server_error_handler(handlers: Mapping[Any, Handler]) -> Handler | None:
     """The app's own answer to a failure nobody foresaw, as Starlette looks it up."""
     return handlers.get(500) or handlers.get(Exception)
@@ -94,15 +124,14 @@ class TableEvents:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         match = PATH.fullmatch(scope["path"])
         assert match is not None  # FastPathApp sends only these
-        request = Request(scope, receive)
-        event = TableEvent(request.headers.get("authorization"), match[1], match[2], request.body)
+        event = TableEvent(authorization(scope), match[1], match[2], partial(read_body, receive))
         try:
             response = await self.events[match[3]](event)
         except Exception as error:
             handler = self._handler(error)
             if handler is None:
                 raise  # as FastAPI: the server-error middleware answers 500 and logs it
-            response = await handler(request, error)
+            response = await handler(Request(scope, receive), error)
         await response(scope, receive, send)
 
     def _handler(self, error: Exception) -> Handler | None:

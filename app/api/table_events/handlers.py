@@ -43,6 +43,22 @@ def table_event_of(request: Request) -> TableEvent:
 EventHandler = Callable[[TableEvent], Awaitable[Response]]
 
 
+class JournaledAnswer(Response):
+    """The journaled text of a first answer (or a retry's), sent as it is: the headers
+    Starlette's `Response(text, media_type="application/json")` makes, made at once."""
+
+    media_type = "application/json"
+
+    def __init__(self, text: bytes) -> None:
+        self.status_code = 200
+        self.background = None
+        self.body = text
+        self.raw_headers = [
+            (b"content-length", str(len(text)).encode("latin-1")),
+            (b"content-type", b"application/json"),
+        ]
+
+
 async def event_command(event: TableEvent, kind: str, tokens: Tokens) -> tuple[str, str, Command]:
     """The table, round and command of a table event. The token first (docs/api.md,
     Auth: 401, then 403 for another table's round), before anything is said about the
@@ -70,7 +86,7 @@ def table_event_handlers(writer: Writer, tokens: Tokens) -> dict[str, EventHandl
     async def bets(event: TableEvent) -> Response:
         table, round_id, command = await event_command(event, "bets", tokens)
         _, answer = await writer.submit_json("bets", table, round_id, command)
-        return Response(answer, media_type="application/json")
+        return JournaledAnswer(answer)
 
     async def outcome(event: TableEvent) -> Response:
         table, round_id, command = await event_command(event, "outcome", tokens)
@@ -83,6 +99,6 @@ def table_event_handlers(writer: Writer, tokens: Tokens) -> dict[str, EventHandl
     async def void(event: TableEvent) -> Response:
         table, round_id, command = await event_command(event, "void", tokens)
         _, answer = await writer.submit_json("void", table, round_id, command)
-        return Response(answer, media_type="application/json")
+        return JournaledAnswer(answer)
 
     return {"bets": bets, "outcome": outcome, "void": void}

@@ -34,6 +34,12 @@ from app.state.entries.operators import (
     SeedEntry,
     change_of,
 )
+from app.state.entries.parameters import (
+    ConfigApproveEntry,
+    ConfigEntry,
+    ConfigProposeEntry,
+    ConfigRejectEntry,
+)
 from app.state.entries.payments import PaidAward, PaidConfirmEntry, PaidEntry, TablePaidEntry
 from app.state.entries.rounds import (
     BetsEntry,
@@ -50,6 +56,7 @@ from app.state.entries.rounds import (
     VoidEntry,
     entry_draws,
 )
+from app.state.entries.starts import StartEntry
 from app.state.entries.suspensions import ResumeChange, ResumeEntry, SuspendChange, SuspendEntry
 from jackpot.canonical import canonical_json
 
@@ -66,6 +73,8 @@ __all__ = [
     "ResumeChange", "ResumeEntry", "SuspendChange", "SuspendEntry",
     "AcknowledgeEntry",
 ]  # fmt: skip
+__all__ += ["ConfigApproveEntry", "ConfigEntry", "ConfigProposeEntry", "ConfigRejectEntry"]
+__all__ += ["StartEntry"]
 
 Entry: TypeAlias = (
     BetsEntry
@@ -87,6 +96,11 @@ Entry: TypeAlias = (
     | SuspendEntry
     | ResumeEntry
     | AcknowledgeEntry
+    | ConfigEntry
+    | ConfigProposeEntry
+    | ConfigApproveEntry
+    | ConfigRejectEntry
+    | StartEntry
 )
 
 

@@ -38,6 +38,7 @@ def build_server(
     broadcaster: Broadcaster | None = None,
     passwords: Passwords | None = None,
     signin_policy: SignInPolicy | None = None,
+    changed_by: str | None = None,
     **settings: Any,
 ) -> WriterProcess:
     """A writer process as `jackpot serve` builds it, on `floor` (the demo floor, with dual
@@ -59,6 +60,7 @@ def build_server(
         clock=clock if clock is not None else wall_clock_ms,
         passwords=passwords,
         signin_policy=signin_policy,
+        changed_by=changed_by,
     )
 
 

@@ -135,7 +135,8 @@ async def test_the_server_signs_its_head_at_start_and_as_it_stops(
     app, writer = server.app, server.writer
     async with app.router.lifespan_context(app):
         await asyncio.sleep(0.1)
-        assert [h.seq for h in signed_heads(heads)] == [0]
+        # The head after the start's own entry (the parameters read, `config`).
+        assert [h.seq for h in signed_heads(heads)] == [1]
         assert (await writer.submit("bets", "T01", "R1", bets(writer.clock())))[0] == 201
     signed = signed_heads(heads)
     assert [h.seq for h in signed][-1] == writer.seq and signed[-1].hash == writer.head

@@ -43,7 +43,7 @@ async def test_verify_replays_account_entries_without_a_discrepancy() -> None:
     journal = await journal_with_accounts()
     rows = [row async for row in journal.read(0)]
     assert [row.kind for row in rows] == [
-        "operators_import", "account_create", "account_grant", "account_disable",
+        "config", "operators_import", "account_create", "account_grant", "account_disable",
         "account_password",
     ]  # fmt: skip
     verifier = Verifier(floor_config(load_floor(DEMO)))

@@ -8,6 +8,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 import httpx
+import psutil  # type: ignore[import-untyped]
 import pytest
 import uvicorn
 from fastapi import FastAPI, Request
@@ -34,6 +35,15 @@ async def serve(**settings: object) -> AsyncIterator[tuple[int, Broadcaster]]:
     @app.post("/echo")
     async def echo(request: Request) -> dict[str, int]:
         return {"bytes": len(await request.body())}
+
+    @app.get("/wait")
+    async def wait(seconds: float) -> dict[str, float]:
+        await asyncio.sleep(seconds)  # a long poll: the answer is the app's time
+        return {"waited": seconds}
+
+    @app.api_route("/hello", methods=["GET", "HEAD"])
+    async def hello() -> dict[str, str]:
+        return {"hello": "world"}
 
     values = {"port": 0, "request_read_timeout_s": READ_TIMEOUT_S, **settings}
     config = uvicorn_config(app, Settings(**values), log_level="warning")  # type: ignore[arg-type]
@@ -194,3 +204,146 @@ async def test_beyond_max_connections_websockets_and_requests_get_503() -> None:
         finally:
             for ws in held:
                 await ws.close()
+
+
+# Pipelining and keep-alive: each request of a connection gets the head bound and the read
+# deadline, not only the first (docs/operations.md, "Limits").
+
+HELLO = b"GET /hello HTTP/1.1\r\nhost: x\r\n\r\n"
+LONG_POLL = b"GET /wait?seconds=30 HTTP/1.1\r\nhost: x\r\n\r\n"
+MiB = 1024 * 1024
+
+
+def rss() -> int:
+    return int(psutil.Process().memory_info().rss)
+
+
+async def flood(writer: asyncio.StreamWriter, total: int) -> int:
+    """A header that never ends, `total` bytes of it; what was sent before the server closed."""
+    sent = 0
+    chunk = b"a" * MiB
+    with contextlib.suppress(ConnectionError):
+        writer.write(b"GET /hello HTTP/1.1\r\nhost: x\r\nx-flood: ")
+        while sent < total:
+            writer.write(chunk)
+            await writer.drain()
+            sent += len(chunk)
+    return sent
+
+
+async def test_a_header_flood_pipelined_behind_a_long_poll_is_cut_off_with_memory_flat() -> None:
+    async with serve() as (port, _):
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        answer = asyncio.create_task(drain(reader))
+        before = rss()
+        writer.write(LONG_POLL)  # in progress for 30 s: the flood comes in behind it
+        sent = await asyncio.wait_for(flood(writer, 64 * MiB), 10)
+        async with asyncio.timeout(READ_TIMEOUT_S * 4):
+            got = await answer
+        # Nothing may be answered before the long poll's answer: the connection is just closed.
+        assert got == b""
+        assert sent < 64 * MiB
+        assert rss() - before < 32 * MiB  # generous: the server kept at most a read or two
+        writer.close()
+
+
+async def test_a_header_flood_on_a_keep_alive_connection_gets_431() -> None:
+    async with serve() as (port, _):
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(HELLO)
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+        assert head.startswith(b"HTTP/1.1 200 ")
+        await reader.readexactly(17)  # {"hello":"world"}
+        answer = asyncio.create_task(drain(reader))
+        sent = await asyncio.wait_for(flood(writer, 64 * MiB), 10)
+        async with asyncio.timeout(5):
+            assert (await answer).startswith(b"HTTP/1.1 431 ")
+        assert sent < 64 * MiB
+        writer.close()
+
+
+async def trickle(writer: asyncio.StreamWriter, answer: asyncio.Task[bytes]) -> int:
+    """A request head a byte every 0.1 s (it would take half a minute); the bytes sent."""
+    sent = 0
+    with contextlib.suppress(ConnectionError):
+        for byte in b"GET /hello HTTP/1.1\r\nhost: x\r\nx-slow: " + b"a" * 300:
+            if answer.done():
+                break
+            writer.write(bytes([byte]))
+            await writer.drain()
+            sent += 1
+            await asyncio.sleep(0.1)
+    return sent
+
+
+async def test_a_slow_second_request_on_a_keep_alive_connection_gets_408() -> None:
+    async with serve() as (port, _):
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(HELLO)
+        await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+        await reader.readexactly(17)
+        answer = asyncio.create_task(drain(reader))
+        sent = await trickle(writer, answer)
+        async with asyncio.timeout(5):
+            assert (await answer).startswith(b"HTTP/1.1 408 ")
+        assert sent < READ_TIMEOUT_S / 0.1 * 3
+        writer.close()
+
+
+async def test_a_slow_request_pipelined_behind_a_long_poll_is_closed_at_the_deadline() -> None:
+    async with serve() as (port, _):
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        answer = asyncio.create_task(drain(reader))
+        writer.write(LONG_POLL)
+        await writer.drain()
+        sent = await trickle(writer, answer)
+        async with asyncio.timeout(5):
+            assert await answer == b""  # nothing answered ahead of the long poll's answer
+        assert sent < READ_TIMEOUT_S / 0.1 * 3
+        writer.close()
+
+
+async def test_pipelined_heads_and_a_get_are_all_answered_in_order() -> None:
+    async with serve() as (port, _):
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        head = b"HEAD /hello HTTP/1.1\r\nhost: x\r\n\r\n"
+        writer.write(head + head + HELLO)
+        await writer.drain()
+        answers = []
+        async with asyncio.timeout(5):
+            for method in (b"HEAD", b"HEAD", b"GET"):
+                lines = (await reader.readuntil(b"\r\n\r\n")).split(b"\r\n")
+                assert b"content-length: 17" in lines
+                body = b"" if method == b"HEAD" else await reader.readexactly(17)
+                answers.append(lines[0] + b" " + body)
+        assert answers == [
+            b"HTTP/1.1 200 OK ",
+            b"HTTP/1.1 200 OK ",
+            b'HTTP/1.1 200 OK {"hello":"world"}',
+        ]
+        writer.close()
+
+
+async def test_a_request_waiting_its_turn_behind_a_long_poll_is_not_timed_out() -> None:
+    # uvicorn reads nothing more of a pipelined request until the answers before it are out:
+    # the wait is the server's, so the read deadline does not run out on the client.
+    async with serve() as (port, _):
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        poll = f"GET /wait?seconds={READ_TIMEOUT_S * 4} HTTP/1.1\r\nhost: x\r\n\r\n".encode()
+        body = b"x" * MiB
+        post = b"POST /echo HTTP/1.1\r\nhost: x\r\ncontent-length: %d\r\n\r\n" % len(body)
+        writer.write(poll + post + body)
+        await writer.drain()
+        answers = []
+        async with asyncio.timeout(10):
+            for _ in range(2):
+                lines = (await reader.readuntil(b"\r\n\r\n")).split(b"\r\n")
+                length = next(
+                    int(line[16:]) for line in lines if line.startswith(b"content-length")
+                )
+                answers.append(lines[0] + b" " + await reader.readexactly(length))
+        assert answers == [
+            b'HTTP/1.1 200 OK {"waited":2.0}',
+            b'HTTP/1.1 200 OK {"bytes":1048576}',
+        ]
+        writer.close()

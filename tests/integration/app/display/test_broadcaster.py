@@ -521,7 +521,7 @@ async def test_redis_down_never_blocks_the_writer_and_states_are_stored_again(
     await until(lambda: backend.connected)
     client = _redis_server.server
     assert client is not None
-    stored = json.loads(client.get("jackpot:state:stud"))
+    stored = json.loads(client.get("jackpot:state:stud").split(b" ", 1)[1])  # `<term> <json>`
     assert len(stored["pending"]) == 200
     await writer.stop()
 

@@ -9,8 +9,11 @@ from typing import Any, cast
 
 import httpx
 import pytest
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
 
-from app.api.table_events.direct_route import FastPathApp
+from app.api.table_events.direct_route import FastPathApp, authorization, read_body
+from app.api.table_events.handlers import JournaledAnswer
 from app.state.timefmt import format_time
 from app.writer.writer import Writer
 from tests.integration.app.support import build_server
@@ -46,3 +49,71 @@ async def test_an_unforeseen_failure_is_answered_as_fastapi_answers_it(
     assert direct == await answer(False, monkeypatch)
     assert direct[:3] == (500, "text/plain; charset=utf-8", "Internal Server Error")
     assert direct[3].endswith(" 1.0")  # the request context counted it
+
+
+def test_a_journaled_answer_has_the_headers_starlette_would_give_it() -> None:
+    text = b'{"table":"T01","round":"R1","boxes":[]}'
+    mine = JournaledAnswer(text)
+    theirs = Response(text, media_type="application/json")
+    assert (mine.status_code, mine.body, mine.raw_headers, mine.background) == (
+        theirs.status_code,
+        theirs.body,
+        theirs.raw_headers,
+        theirs.background,
+    )
+    assert mine.raw_headers == [(b"content-length", b"39"), (b"content-type", b"application/json")]
+
+
+def receiving(*messages: dict[str, Any]) -> Any:
+    queue = list(messages)
+
+    async def receive() -> dict[str, Any]:
+        return queue.pop(0)
+
+    return receive
+
+
+@pytest.mark.parametrize(
+    "messages",
+    [
+        [{"type": "http.request", "body": b'{"a":1}'}],
+        [{"type": "http.request", "body": b""}],
+        [{"type": "http.request"}],
+        [
+            {"type": "http.request", "body": b'{"a"', "more_body": True},
+            {"type": "http.request", "body": b"", "more_body": True},
+            {"type": "http.request", "body": b":1}"},
+        ],
+    ],
+)
+async def test_the_body_is_read_as_starlette_reads_it(messages: list[dict[str, Any]]) -> None:
+    scope = {"type": "http", "headers": []}
+    expected = await Request(scope, receiving(*messages)).body()
+    assert await read_body(receiving(*messages)) == expected
+    assert expected in (b'{"a":1}', b"")
+
+
+async def test_a_disconnect_before_the_body_is_whole_is_starlettes_error() -> None:
+    messages = (
+        {"type": "http.request", "body": b"{", "more_body": True},
+        {"type": "http.disconnect"},
+    )
+    with pytest.raises(ClientDisconnect):
+        await Request({"type": "http", "headers": []}, receiving(*messages)).body()
+    with pytest.raises(ClientDisconnect):
+        await read_body(receiving(*messages))
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        [],
+        [(b"authorization", b"Bearer x")],
+        [(b"host", b"h"), (b"authorization", b"Bearer \xe9"), (b"authorization", b"Bearer y")],
+    ],
+)
+def test_the_authorization_is_read_as_starlette_reads_it(
+    headers: list[tuple[bytes, bytes]],
+) -> None:
+    scope = {"type": "http", "headers": headers}
+    assert authorization(scope) == Request(scope).headers.get("authorization")

@@ -19,8 +19,10 @@ STORE = {"--data-dir": None, "--database-url": None}
 # Each command's options as `jackpot X --help` listed them before Typer, with the
 # environment variable each one falls back to; then its positional arguments.
 INTERFACE: dict[str, tuple[dict[str, str | None], list[str]]] = {
-    "serve": (dict.fromkeys(["--config", "--host", "--port", "--data-dir", "--log-level",
-                             "--role"]), []),
+    "serve": ({**dict.fromkeys(["--config", "--host", "--port", "--data-dir", "--log-level",
+                                "--role"]), "--changed-by": "JACKPOT_CHANGED_BY"}, []),
+    # An inspector's: the software identity (docs/operations.md "Software identity").
+    "selfcheck": ({"--expect": None}, []),
     # --dual-control/--no-dual-control: the console's second supervisor.
     "demo": (dict.fromkeys(["--port", "--data-dir", "--boost", "--rate", "--dual-control",
                             "--no-dual-control", "--silent-table"]), []),

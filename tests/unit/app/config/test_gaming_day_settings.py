@@ -3,11 +3,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from app.config.floor_config import floor_config
 from app.config.floor_file import FloorError, parse_floor
+from app.config.floor_parameters import floor_parameters
 from app.state.gaming_day import GamingDay
+from app.state.parameters import config_of
+from tests.support import DEMO
 
 
 def problems(text: str) -> list[str]:
@@ -44,3 +49,17 @@ def test_a_floor_sets_its_zone_start_and_shifts() -> None:
 def test_a_bad_setting_is_named_with_its_reason(line: str, field: str, why: str) -> None:
     [problem] = problems(f'currency = "SGD"\n{line}\n')
     assert field in problem and why in problem, problem
+
+
+def test_the_recorded_parameters_keep_the_gaming_day_and_the_hold_warning() -> None:
+    # The journal's `config` entry rebuilds the floor's configuration (docs/journal.md).
+    text = (
+        Path(DEMO)
+        .read_text()
+        .replace(
+            'time_zone = "Asia/Singapore"', 'time_zone = "Europe/London"\nhold_warning_ms = 45000'
+        )
+    )
+    config = config_of(floor_parameters(parse_floor(text)))
+    assert config.gaming_day == GamingDay("Europe/London", "06:00", ("06:00", "14:00", "22:00"))
+    assert config.hold_warning_ms == 45_000
