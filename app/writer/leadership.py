@@ -113,8 +113,8 @@ class Leadership:
             if self.leading:
                 await asyncio.sleep(self.lease_s / 3)
                 await self._renew()
-                if self.leading:
-                    await self._keep_lock()
+                if self.leading and self.lock is not None:
+                    await self._keep_lock(self.lock)
             else:
                 await self._follow_or_take_over()
 
@@ -125,7 +125,7 @@ class Leadership:
             term = await self._acquire()
             if term is None and self.lock is not None:
                 sent = time.monotonic()
-                term = await self._leader_gone()
+                term = await self._leader_gone(self.lock)
         except BrokenChain as error:
             log.error("standby: the journal's chain is broken, refusing to lead: %s", error)
             await asyncio.sleep(POLL_S)
@@ -151,11 +151,10 @@ class Leadership:
                 self._lock_lost(error)
         return await self.lease.acquire()
 
-    async def _leader_gone(self) -> Term | None:
+    async def _leader_gone(self, lock: LeaderLock) -> Term | None:
         """Between two polls, the leader's lock: the lease at once if its process is gone."""
-        assert self.lock is not None
         try:
-            term = await self.lock.leader_gone(POLL_S)
+            term = await lock.leader_gone(POLL_S)
         except (JournalUnavailable, OSError) as error:
             self._lock_lost(error)
             await asyncio.sleep(POLL_S)
@@ -165,9 +164,8 @@ class Leadership:
         self.lock_lost = False
         return term
 
-    async def _keep_lock(self) -> None:
-        assert self.lock is not None
-        if await self.lock.keep(self.epoch):
+    async def _keep_lock(self, lock: LeaderLock) -> None:
+        if await lock.keep(self.epoch):
             if self.lock_lost:
                 log.warning("leader lock held again at epoch %d", self.epoch)
             self.lock_lost = False

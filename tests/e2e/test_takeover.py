@@ -42,9 +42,9 @@ def folder() -> Iterator[Path]:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def pair_with_lease(folder: Path, dsn: str, lease_ms: int) -> list[Writer]:
+def pair_with_lease(folder: Path, dsn: str, lease_ms: int, lock: str = "1") -> list[Writer]:
     floor = floor_file(folder)
-    env = {"JACKPOT_LEASE_MS": str(lease_ms)}
+    env = {"JACKPOT_LEASE_MS": str(lease_ms), "JACKPOT_LEADER_LOCK": lock}
     return [Writer(name, folder, dsn, floor, extra_env=env) for name in ("a", "b")]
 
 
@@ -61,6 +61,16 @@ def long_pair(folder: Path, fresh_dsn: str) -> Iterator[list[Writer]]:
 @pytest.fixture
 def short_pair(folder: Path, fresh_dsn: str) -> Iterator[list[Writer]]:
     writers = pair_with_lease(folder, fresh_dsn, SHORT_LEASE_MS)
+    try:
+        yield writers
+    finally:
+        for writer in writers:
+            writer.kill()
+
+
+@pytest.fixture
+def unlocked_pair(folder: Path, fresh_dsn: str) -> Iterator[list[Writer]]:
+    writers = pair_with_lease(folder, fresh_dsn, SHORT_LEASE_MS, lock="0")
     try:
         yield writers
     finally:
@@ -210,3 +220,27 @@ def test_a_frozen_leader_is_taken_over_only_once_its_lease_ended_and_is_fenced(
     assert not [k for k in keys if k.startswith("T02|held-")]
     assert keys["T01|before|bets"] == 1 and keys["T01|first-0|bets"] == 1
     assert new.leads()
+
+
+def test_without_the_lock_a_leader_keeps_its_lease_and_a_killed_one_waits_for_it(
+    unlocked_pair: list[Writer], fresh_dsn: str
+) -> None:
+    # JACKPOT_LEADER_LOCK=0 (behind a transaction-mode pooler): the lease alone, as before.
+    for writer in unlocked_pair:
+        writer.start()
+    leader = leader_of(unlocked_pair)
+    standby = next(w for w in unlocked_pair if w is not leader)
+    watch = LeaseWatch(fresh_dsn)
+
+    async def run() -> None:
+        watching = asyncio.create_task(watch.run())
+        await asyncio.sleep(SHORT_LEASE_MS / 1000 * 3)  # renewed all along
+        assert list(watch.ends) == [max(watch.ends)] and leader.leads()
+        old_epoch = max(watch.ends)
+        leader.kill()
+        await first_ack(standby, Load([standby]), 0)
+        assert watch.acquired[old_epoch + 1] >= watch.ends[old_epoch]  # at expiry only
+        watch.stop.set()
+        await watching
+
+    asyncio.run(run())
