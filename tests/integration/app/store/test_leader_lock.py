@@ -14,9 +14,12 @@ from pathlib import Path
 
 import asyncpg
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from app.store.leader_lock import LOCK_CLASS, PostgresLeaderLock, lock_key
 from app.store.lease import PostgresLease, Term
+from tests.conftest import run_blocking
 
 pytestmark = pytest.mark.integration
 
@@ -33,6 +36,7 @@ from app.store.errors import Deposed
 from app.store.journal import JournalRow, PostgresJournal
 from app.store.leader_lock import PostgresLeaderLock
 from app.store.lease import PostgresLease, Term
+from tests.conftest import run_blocking
 
 async def main(dsn: str) -> None:
     pool = await create_pool(dsn)
@@ -228,3 +232,78 @@ async def test_a_leader_that_took_the_lease_without_its_lock_is_taken_over_at_on
         assert not await alone.renew(1)
     finally:
         await standby.let_go()
+
+
+# -- three contenders, any interleaving of deaths, expiries, takeovers ---------------------
+
+LockOp = tuple[int, str]  # (contender, "acquire" | "gone" | "renew" | "keep" | "die" | "expire")
+LOCK_OPS = st.lists(
+    st.tuples(
+        st.integers(0, 2), st.sampled_from(["acquire", "gone", "renew", "keep", "die", "expire"])
+    ),
+    min_size=1,
+    max_size=20,
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(ops=LOCK_OPS)
+@example(ops=[(0, "acquire"), (1, "gone"), (0, "die"), (1, "gone"), (2, "gone"), (1, "renew")])
+@example(ops=[(0, "acquire"), (0, "expire"), (1, "gone"), (2, "acquire"), (0, "renew")])
+def test_a_standby_takes_over_early_exactly_when_no_session_of_the_leader_is_left(
+    fresh_dsn: str, ops: list[LockOp]
+) -> None:
+    run_blocking(interleave(fresh_dsn, ops))
+
+
+async def interleave(dsn: str, ops: list[LockOp]) -> None:
+    pool = await asyncpg.create_pool(dsn, min_size=1, max_size=3)
+    contenders: list[PostgresLeaderLock] = []
+    try:
+        await pool.execute(
+            "UPDATE writer_lease SET epoch = 0, nonce = NULL, holder = NULL,"
+            " expires_at = '-infinity'"
+        )
+        born = 0
+
+        def contender() -> PostgresLeaderLock:
+            nonlocal born
+            born += 1  # a new process: a name, a lease and sessions of its own
+            return standby_lock(pool, dsn, f"p{born}")
+
+        contenders = [contender() for _ in range(3)]
+        # The model: the lease's epoch, whether it has expired, who took it and whether
+        # that process (and so its lock's session) still lives.
+        epoch, expired, holder, holder_alive = 0, True, -1, False
+        for who, op in ops:
+            me = contenders[who]
+            took = None
+            if op == "expire":
+                await expire(pool)
+                expired = True
+            elif op == "die":  # kill -9: its sessions end; a new process takes its place
+                await me.let_go()
+                contenders[who] = contender()
+                holder_alive = holder_alive and holder != who
+            elif op == "acquire":
+                took = await me.acquire()
+                assert (took is not None) == expired
+            elif op == "gone" and who != holder:  # only standbys watch the leader
+                took = await me.leader_gone(0)
+                assert (took is not None) == (epoch > 0 and not holder_alive)
+            elif op == "renew":
+                renewed = await me.lease.renew(epoch)
+                assert renewed == (who == holder and holder_alive)
+                expired = expired and not renewed
+            elif op == "keep" and who == holder and holder_alive:
+                assert await me.keep(epoch)  # its session lives: it still holds the lock
+            if took is not None:
+                epoch, expired, holder, holder_alive = epoch + 1, False, who, True
+                assert took.epoch == epoch and me.held == epoch
+        assert await pool.fetchval("SELECT epoch FROM writer_lease") == epoch
+    finally:
+        for each in contenders:
+            await each.let_go()
+        await pool.close()
