@@ -41,6 +41,8 @@ class LeaderLock(Protocol):
     """What tells a standby at once that the leader's process is gone (optional): the
     lease is still taken by its fenced statement, only sooner."""
 
+    held: int | None  # the epoch whose lock this process holds
+
     async def acquire(self) -> Term | None: ...
     async def leader_gone(self, seconds: float) -> Term | None: ...
     async def keep(self, epoch: int) -> bool: ...
@@ -81,6 +83,10 @@ class Leadership:
         if not self.leading or self.renewed_at is None:
             return None
         return time.monotonic() - self.renewed_at
+
+    def lock_held(self) -> bool:
+        """Whether we lead holding our epoch's lock (a standby learns at once if we die)."""
+        return self.leading and self.lock is not None and self.lock.held == self.epoch
 
     def may_announce(self) -> bool:
         """Whether displays may take our messages: leading, and renewed within the

@@ -119,6 +119,15 @@ class LeaseWatch:
             await connection.close()
 
 
+def lock_metric(writer: Writer) -> str | None:
+    """The jackpot_writer_leader_lock line of the writer's /metrics."""
+    try:
+        text = httpx.get(f"{writer.url}/metrics", timeout=2).text
+    except httpx.HTTPError:
+        return None
+    return next((x for x in text.splitlines() if x.startswith("jackpot_writer_leader_lock ")), None)
+
+
 async def first_ack(writer: Writer, load: Load, n: int) -> None:
     """Posted until the writer answers it 200, as a table behind the proxy does."""
     key = ("T01", f"first-{n}")
@@ -137,6 +146,13 @@ def test_a_killed_leader_is_taken_over_and_acknowledging_before_its_lease_ends(
     leader = leader_of(long_pair)
     load = Load(long_pair)
     watch = LeaseWatch(fresh_dsn)
+    # The leader holds its lock (the metric), the standby holds none.
+    wait_for(
+        "the leader's lock", lambda: lock_metric(leader) == "jackpot_writer_leader_lock 1.0", 30
+    )
+    assert lock_metric(next(w for w in long_pair if w is not leader)) == (
+        "jackpot_writer_leader_lock 0.0"
+    )
 
     async def run() -> None:
         nonlocal leader
@@ -236,6 +252,7 @@ def test_without_the_lock_a_leader_keeps_its_lease_and_a_killed_one_waits_for_it
         watching = asyncio.create_task(watch.run())
         await asyncio.sleep(SHORT_LEASE_MS / 1000 * 3)  # renewed all along
         assert list(watch.ends) == [max(watch.ends)] and leader.leads()
+        assert lock_metric(leader) == "jackpot_writer_leader_lock 0.0"
         old_epoch = max(watch.ends)
         leader.kill()
         await first_ack(standby, Load([standby]), 0)
