@@ -276,6 +276,8 @@ def by_flows(meter: Meter) -> tuple[int, int]:
         + meter.house_cover_meter
         - meter.reset_to_reserve
         + meter.corrections
+        - meter.transferred_out
+        + meter.transferred_in
     )
     reserve = (
         meter.to_reserve
@@ -283,5 +285,7 @@ def by_flows(meter: Meter) -> tuple[int, int]:
         - meter.reserve_funded
         + meter.reset_to_reserve
         + meter.house_cover_reserve
+        - meter.transferred_out_reserve
+        + meter.transferred_in_reserve
     )
     return value, reserve
