@@ -9,7 +9,7 @@ meters' money; `transfer` applies it to the floor's meters and keeps their ledge
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from jackpot.errors import InvalidCommandError, StateConflictError
 from jackpot.money import Money, format_exact, format_money
@@ -18,8 +18,8 @@ from jackpot.timeline import RESET, WIN
 if TYPE_CHECKING:  # the floor's handler table calls `transfer`
     from jackpot.floor_shape import FloorShape
 
-ABOVE_SEED = "above_seed"  # what the value holds above the seed
-ALL = "all"  # the whole value, to the micro-unit (a link emptied before it is retired)
+ABOVE_SEED: Final = "above_seed"  # what the value holds above the seed
+ALL: Final = "all"  # the whole value, to the micro-unit (a link emptied before it is retired)
 Amount = Money | Literal["above_seed", "all"]
 
 
@@ -130,10 +130,9 @@ def _busy(floor: FloorShape, link_id: str, index: int) -> str | None:
     return None
 
 
-def transfer(floor: FloorShape, cmd: TransferMoney) -> TransferRecord:
-    """Apply a transfer to the two meters' final values (the current position, as a
-    correction), refusing it while either has a pending award or reset or is a must-hit-by
-    level; both ledgers count it (`transferred_*`)."""
+def check(floor: FloorShape, cmd: TransferMoney) -> Moved:
+    """What the transfer would move, changing nothing; refused (JackpotError) while either
+    meter has a pending award or reset or is a must-hit-by level, or as `move` refuses."""
     src_link, dst_link = floor.link(cmd.link), floor.link(cmd.to_link)
     i, j = floor.meter_index(src_link, cmd.meter), floor.meter_index(dst_link, cmd.to_meter)
     if (cmd.link, i) == (cmd.to_link, j):
@@ -144,7 +143,7 @@ def transfer(floor: FloorShape, cmd: TransferMoney) -> TransferRecord:
             meter_id = floor.link(link_id).config.meters[index].id
             raise StateConflictError(f"the {which} meter {link_id}/{meter_id} {why}")
     src, dst = src_link.meters[i], dst_link.meters[j]
-    moved = move(
+    return move(
         Holding(src.value, src.reserve, src.seed),
         Holding(dst.value, dst.reserve, dst.seed),
         cmd.amount,
@@ -152,6 +151,15 @@ def transfer(floor: FloorShape, cmd: TransferMoney) -> TransferRecord:
         below_seed=cmd.below_seed,
         ceiling=dst.config.ceiling,
     )
+
+
+def transfer(floor: FloorShape, cmd: TransferMoney) -> TransferRecord:
+    """Apply a transfer to the two meters' final values, at the current position (as a
+    correction is); both ledgers count it (`transferred_*`)."""
+    moved = check(floor, cmd)
+    src_link, dst_link = floor.link(cmd.link), floor.link(cmd.to_link)
+    src = src_link.meters[floor.meter_index(src_link, cmd.meter)]
+    dst = dst_link.meters[floor.meter_index(dst_link, cmd.to_meter)]
     src.value, src.reserve = moved.source.value, moved.source.reserve
     dst.value, dst.reserve = moved.target.value, moved.target.reserve
     src.transferred_out += moved.amount

@@ -52,6 +52,8 @@ class FloorState:
     seq: int = 0
     # What is out of play, and every period it was (docs/design.md, "In play").
     in_play: InPlay = field(default_factory=InPlay)
+    # Retired links -> when, by whom, why (app/state/transfers.py): off the floor for good.
+    retired: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.floor = Floor(self.config.links, self.config.timing, self.config.retain_ms)

@@ -76,5 +76,6 @@ class FloorData(Protocol):
     payments: dict[str, dict[str, Any]]
     seq: int
     in_play: InPlay
+    retired: dict[str, dict[str, Any]]
 
     def table(self, table: str) -> TableConfig: ...

@@ -51,6 +51,8 @@ def dump_service(service: FloorState, seq: int, head: str) -> dict[str, Any]:
     # Only once something was ever suspended: older snapshots stay byte for byte the same.
     if service.in_play.periods:
         state["in_play"] = service.in_play.dump()
+    if service.retired:  # only once a link was retired: older snapshots keep their bytes
+        state["retired"] = service.retired
     return state
 
 
@@ -78,6 +80,7 @@ def load_service(config: Any, state: dict[str, Any]) -> FloorState:
     service.payments = copy.deepcopy(state.get("payments", {}))
     service.seq = state["seq"]
     service.in_play = InPlay.load(state.get("in_play", ()))
+    service.retired = copy.deepcopy(state.get("retired", {}))
     return service
 
 

@@ -50,6 +50,7 @@ from app.state.entries.rounds import (
     entry_draws,
 )
 from app.state.entries.suspensions import ResumeChange, ResumeEntry, SuspendChange, SuspendEntry
+from app.state.entries.transfers import RetireChange, RetireEntry, TransferChange
 from jackpot.canonical import canonical_json
 
 __all__ = [
@@ -63,6 +64,7 @@ __all__ = [
     "idempotency_key", "version_of",
     "PaidAward", "PaidConfirmEntry", "PaidEntry", "TablePaidEntry",
     "ResumeChange", "ResumeEntry", "SuspendChange", "SuspendEntry",
+    "RetireChange", "RetireEntry", "TransferChange",
 ]  # fmt: skip
 
 Entry: TypeAlias = (
@@ -84,6 +86,7 @@ Entry: TypeAlias = (
     | TablePaidEntry
     | SuspendEntry
     | ResumeEntry
+    | RetireEntry
 )
 
 

@@ -232,8 +232,8 @@ def _step(f: Floor, op: tuple[Any, ...], at: int) -> None:
         _, link, wager = op
         grow(f, link, "T1" if link == "stud" else "T9", f"R{at}", at, "0.00", wager)
         return
-    _, source, target, amount, reserve, below = op
-    f.apply(TransferMoney(*source, *target, amount, reserve, below, at))
+    _, (link, meter), (to_link, to_meter), amount, reserve, below = op
+    f.apply(TransferMoney(link, meter, to_link, to_meter, amount, reserve, below, at))
 
 
 METERS = st.sampled_from([("stud", "major"), ("stud", "minor"), ("old", "major")])
