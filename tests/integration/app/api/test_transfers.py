@@ -25,7 +25,7 @@ OPERATOR = {"Authorization": "Bearer demo-operator"}
 SAM = {"Authorization": "Bearer demo-supervisor"}
 SUE = {"Authorization": "Bearer demo-supervisor-2"}
 T02 = {"Authorization": "Bearer demo-table-T02"}
-T05 = {"Authorization": "Bearer demo-table-T05"}
+T19 = {"Authorization": "Bearer demo-table-T19"}
 PROBLEM = "application/problem+json"
 
 # A link no table names any more: its seed is still on its meter.
@@ -40,14 +40,14 @@ name = "Old Progressive"
   reserve_rate = "0.05"
 """
 # The same link given a table again in a later floor file.
-T05_ON_OLD = """
+T19_ON_OLD = """
 [[tables]]
-id = "T05"
+id = "T19"
 game = "casino_stud"
 link = "old"
 boxes = 7
 jackpot_wager = "1.00"
-token_sha256 = "72a87a0d391a15a2db9fa48dc31e825106a7c828aef9e32f2a64a8f281851259"
+token_sha256 = "37978a6db220c254e4971abf1bee0db3182a38d18372e4d8c486c14d9cd3ec1b"
 """
 
 
@@ -106,7 +106,7 @@ async def until_final(client: httpx.AsyncClient, clock: Clock, link: str) -> Non
 async def tcp_with_a_reserve(client: httpx.AsyncClient, clock: Clock) -> None:
     """tcp/major: 5050.00 final, reserve 123.45 (a reset moved 123.45 above the seed to
     the reserve; then 50.00 added by a correction)."""
-    up = {"correction": "adjust", "amount": "123.45", "reason": "fill"}
+    up = {"kind": "adjust", "amount": "123.45", "reason": "fill"}
     r = await client.post("/v1/links/tcp/meters/major/corrections", json=up, headers=SAM)
     assert r.status_code == 200, r.text
     reset = {"reason": "start over", "reason_code": "error_correction"}
@@ -188,7 +188,7 @@ async def test_the_reconciliation_of_both_links_shows_it_and_balances(
         "transferred_out", "transferred_in", "transferred_out_reserve", "transferred_in_reserve",
     ]  # fmt: skip
     (line,) = [x for x in csv.text.splitlines() if x.startswith("tcp,")]
-    assert line.split(",")[-4:] == ["20.000000", "0.000000", "123.450000", "0.000000"]
+    assert line.split(",")[-4:] == ["20.00", "0.00", "123.45", "0.00"]
 
 
 async def test_verify_replays_a_transfer(
@@ -291,7 +291,7 @@ async def test_an_approval_rechecks_and_a_refused_one_changes_nothing(
     rows = len((await client.get("/v1/audit", headers=OPERATOR)).json()["audit"])
     r = await propose(client, "tcp", {**TO_STUD, "amount": "50.00"})
     assert r.status_code == 202, r.text
-    down = {"correction": "adjust", "amount": "-10.00", "reason": "x", "reason_code": "malfunction"}
+    down = {"kind": "adjust", "amount": "-10.00", "reason": "x", "reason_code": "malfunction"}
     await client.post("/v1/links/tcp/meters/major/corrections", json=down, headers=SAM)
     refused = await client.post(f"/v1/changes/{r.json()['id']}/approve", headers=SUE)
     assert refused.status_code == 409, refused.text
@@ -368,12 +368,12 @@ async def test_a_retired_link_refuses_bets_after_a_restart_and_verify_replays_it
         r = await client.post("/v1/links/old/retire", json={"reason": "closing"}, headers=SAM)
         assert r.status_code == 200, r.text
     # A later floor file gives the retired link a table: its bets are refused.
-    later = floor(OLD_LINK, T05_ON_OLD)
+    later = floor(OLD_LINK, T19_ON_OLD)
     server = build_server(later, journal=PostgresJournal(pool), clock=clock)
     async with running(server.app) as client:
         r = await client.post(
-            "/v1/tables/T05/rounds/R1/bets", json=bets_body(clock, (1, "10.00", "1.00")),
-            headers=T05,
+            "/v1/tables/T19/rounds/R1/bets", json=bets_body(clock, (1, "10.00", "1.00")),
+            headers=T19,
         )  # fmt: skip
         assert r.status_code == 409, r.text
         assert r.headers["content-type"] == PROBLEM
