@@ -275,7 +275,9 @@ async def test_a_pending_award_on_the_source_is_409(
 ) -> None:
     await client.post("/v1/tables/T02/rounds/R1/bets", json=bets_body(clock, (1, "10.00", "1.00")),
                       headers=T02)  # fmt: skip
-    royal = {"boxes": [{"box": 1, "dealt_at": clock.at(10), "cards": "AH KH QH JH TH".split()}]}
+    royal = {
+        "boxes": [{"box": 1, "dealt_at": clock.at(10), "cards": ["AH", "KH", "QH", "JH", "TH"]}]
+    }
     r = await client.post("/v1/tables/T02/rounds/R1/outcome", json=royal, headers=T02)
     assert r.status_code in (200, 201), r.text
     r = await propose(client, "stud", {**TO_STUD, "to_link": "tcp", "amount": "all"})
