@@ -356,6 +356,7 @@ def _apply_change(
     service: FloorData, entry: OperatorEntry, approved_by: str | None = None
 ) -> Result:
     """Who, when, what, before, after, why: every operator action, from the journal."""
+    check_not_retired(service, entry.link)  # a retired link's meters change no more
     before = _meter(service, entry.link, entry.meter)
     result = service.floor.apply(entry.command())
     correction = entry.correction if isinstance(entry, CorrectEntry) else None

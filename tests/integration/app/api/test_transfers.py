@@ -359,6 +359,10 @@ async def test_a_retired_link_leaves_the_floor_and_stays_in_the_reports(
     assert r.json()["type"] == "link-retired"
     again = await client.post("/v1/links/old/retire", json={"reason": "twice"}, headers=SAM)
     assert again.status_code == 409, again.text
+    seed = {"seed": "600.00", "reason": "no"}
+    r = await client.put("/v1/links/old/meters/major/seed", json=seed, headers=SAM)
+    assert r.status_code == 409, r.text
+    assert r.json()["type"] == "link-retired"
 
 
 async def test_a_retired_link_refuses_bets_after_a_restart_and_verify_replays_it(
