@@ -65,6 +65,7 @@ def _funding(f: Funding | None) -> list[int] | None:
 _NEWER_FLOWS = (
     "reversed_meter", "reversed_reserve", "awards_withheld", "awards_returned",
     "overflow_to_house", "overflow_to_meter", "overflow_from_meter",
+    "transferred_out", "transferred_in", "transferred_out_reserve", "transferred_in_reserve",
 )  # fmt: skip
 
 

@@ -18,6 +18,7 @@ from app.api.payment_routes import PAYMENT_BODIES, payment_routes
 from app.api.schemas import CorrectionRequest, ResetRequest, SeedRequest, problem_responses
 from app.api.table_events.fastapi_routes import TABLE_EVENT_BODIES, table_routes
 from app.api.table_events.handlers import EventHandler
+from app.api.transfer_routes import TRANSFER_BODIES, transfer_routes
 from app.writer.writer import Writer
 
 # The request bodies the routes read themselves (after the token): the app puts their
@@ -26,6 +27,7 @@ BODIES_READ_BY_ROUTES: tuple[type[BaseModel], ...] = (
     *TABLE_EVENT_BODIES, SeedRequest, ResetRequest, CorrectionRequest,
     *PAYMENT_BODIES,
     *IN_PLAY_BODIES,
+    *TRANSFER_BODIES,
 )  # fmt: skip
 
 
@@ -39,4 +41,5 @@ def router(writer: Writer, tokens: Tokens, events: Mapping[str, EventHandler]) -
     floor_routes(api, writer, tokens)
     in_play_routes(api, writer, tokens)
     config_routes(api, writer, tokens)
+    transfer_routes(api, writer, tokens)
     return api

@@ -78,6 +78,7 @@ def floor_view(
         "links": [
             _link_view(service, link_id, degraded)
             for link_id in (c.id for c in service.config.links)
+            if link_id not in service.retired  # off the floor: only the reports keep it
         ],
         "tables": tables,
         "changes": [

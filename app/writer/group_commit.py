@@ -173,6 +173,7 @@ class GroupCommitter:
             group.claimed.extend(result.awards)
         if isinstance(link, str):
             group.links.add(link)
+        group.links.update(getattr(result, "links", ()))  # a transfer changes two links
         status = status_of(sub)
         # The state as it is when answered: `_unapply` may have replaced it meanwhile.
         # The text journaled (and remembered) is the answer's one encoding: the HTTP

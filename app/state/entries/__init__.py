@@ -57,6 +57,7 @@ from app.state.entries.rounds import (
 )
 from app.state.entries.starts import StartEntry
 from app.state.entries.suspensions import ResumeChange, ResumeEntry, SuspendChange, SuspendEntry
+from app.state.entries.transfers import RetireChange, RetireEntry, TransferChange
 from jackpot.canonical import canonical_json
 
 __all__ = [
@@ -70,6 +71,7 @@ __all__ = [
     "idempotency_key", "version_of",
     "PaidAward", "PaidConfirmEntry", "PaidEntry", "TablePaidEntry",
     "ResumeChange", "ResumeEntry", "SuspendChange", "SuspendEntry",
+    "RetireChange", "RetireEntry", "TransferChange",
 ]  # fmt: skip
 __all__ += ["ConfigApproveEntry", "ConfigEntry", "ConfigProposeEntry", "ConfigRejectEntry"]
 __all__ += ["StartEntry"]
@@ -98,6 +100,7 @@ Entry: TypeAlias = (
     | ConfigApproveEntry
     | ConfigRejectEntry
     | StartEntry
+    | RetireEntry
 )
 
 
