@@ -180,7 +180,17 @@ def check_retire(service: FloorData, link: str) -> None:
 
 def apply_retire(service: FloorData, entry: RetireEntry, approved_by: str | None = None) -> Retired:
     check_retire(service, entry.link)
-    service.retired[entry.link] = {"at": entry.now, "by": entry.by, "reason": entry.reason}
+    seq = service.seq + 1  # this entry's (a retire, or the approve that applies it)
+    service.retired[entry.link] = {
+        "at": entry.now, "by": entry.by, "reason": entry.reason, "seq": seq,
+    }  # fmt: skip
+    # A link retired is a parameter changed for good: its history says so beside the
+    # floor file's changes (docs/api.md "Parameters").
+    service.parameters.history.append({
+        "seq": seq, "at": entry.now, "state": "retired", "link": entry.link, "by": entry.by,
+        "approved_by": approved_by, "reason": entry.reason,
+        "changes": [{"parameter": f"links[{entry.link}].retired", "before": False, "after": True}],
+    })  # fmt: skip
     record: dict[str, Any] = {
         "id": len(service.audit) + 1, "at": entry.now, "who": entry.by, "action": "retire",
         "link": entry.link, "meter": None, "before": {"retired": False},

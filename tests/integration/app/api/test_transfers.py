@@ -390,3 +390,25 @@ async def test_a_retired_link_refuses_bets_after_a_restart_and_verify_replays_it
     report = await verify(PostgresJournal(pool), config)
     assert report.discrepancies == ()
     assert report.kinds["retire"] == 1
+
+
+async def test_the_parameters_record_a_retirement(client: httpx.AsyncClient) -> None:
+    """A retired link is part of the parameters in force: `GET /v1/config` lists it and its
+    history has the change (docs/api.md "Parameters")."""
+    await empty_old(client)
+    before = (await client.get("/v1/config", headers=OPERATOR)).json()
+    assert before["retired"] == {}
+    r = await client.post("/v1/links/old/retire", json={"reason": "closing"}, headers=SAM)
+    assert r.status_code == 200, r.text
+    after = (await client.get("/v1/config", headers=OPERATOR)).json()
+    (retired,) = after["retired"].items()
+    assert retired[0] == "old"
+    assert (retired[1]["by"], retired[1]["reason"]) == ("sam", "closing")
+    assert (
+        retired[1]["seq"] == (await client.get("/v1/journal/head", headers=OPERATOR)).json()["seq"]
+    )
+    history = (await client.get("/v1/config/history", headers=OPERATOR)).json()["changes"]
+    assert history[-1]["state"] == "retired"
+    assert history[-1]["changes"] == [
+        {"parameter": "links[old].retired", "before": False, "after": True}
+    ]
