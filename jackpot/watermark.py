@@ -130,7 +130,8 @@ def _contribute(floor: FloorShape, link: Link, event: Event, mystery: bool) -> A
 
 
 def _withhold_voided_win(floor: FloorShape, link: Link, event: Event) -> AwardRecord:
-    """A voided award's win keeps its place; a 100 % one gives its reversals back."""
+    """A voided award's win at its place, paid to nobody; a 100 % one resets the meter,
+    and its own box's pending reversals are then taken from the meter (`own_reversals`)."""
     meter = link.meters[event.meter]
     value_before = meter.value
     if event.share == RATE_SCALE:
