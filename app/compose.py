@@ -44,6 +44,7 @@ from app.state.floor_state import FloorConfig, FloorState
 from app.state.views import meters
 from app.store.database import ServerDatabase
 from app.store.journal import Journal, PostgresJournal
+from app.store.leader_lock import PostgresLeaderLock
 from app.store.lease import PostgresLease, Term
 from app.store.sessions import MemorySessions, PostgresSessions
 from app.writer.head_signing import HeadSigning, head_signing
@@ -244,7 +245,8 @@ def build_leadership(
         writer.announce_recovered()
         broadcaster.flush()
 
-    leadership = Leadership(writer, journal, lease, on_lead=on_lead)
+    lock = PostgresLeaderLock(lease, lambda: database.dsn) if settings.leader_lock else None
+    leadership = Leadership(writer, journal, lease, on_lead=on_lead, lock=lock)
     broadcaster.leads = leadership.may_announce
     broadcaster.lease_epoch = lambda: leadership.epoch
     return leadership

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from jackpot.money import Money, Rate
+from jackpot.transfers import TransferMoney
 
 # The rules an entry is replayed by: entries of the first version have no `version`
 # (1) and replay as they were applied then (docs/journal.md, "Versions"); 2: a round with
@@ -175,5 +176,5 @@ class ArmTrigger:
 
 Command = (
     CloseBets | RecordOutcome | VoidRound | Finalize | Expire | SetSeed | ResetMeter | Correct
-    | ArmTrigger
+    | ArmTrigger | TransferMoney
 )  # fmt: skip

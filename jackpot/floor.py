@@ -19,6 +19,7 @@ from jackpot import (
     mystery_levels,
     operator_changes,
     outcomes,
+    transfers,
     voids,
     watermark,
 )
@@ -212,4 +213,5 @@ COMMAND_HANDLERS: dict[type[Any], Callable[[Floor, Any], Result]] = {
     ResetMeter: operator_changes.reset_meter,
     Correct: operator_changes.correct,
     ArmTrigger: mystery_levels.arm,
+    transfers.TransferMoney: transfers.transfer,
 }

@@ -37,6 +37,10 @@ LEDGER = (
     "overflow_to_house",
     "overflow_to_meter",
     "overflow_from_meter",
+    "transferred_out",
+    "transferred_in",
+    "transferred_out_reserve",
+    "transferred_in_reserve",
 )
 
 # The regulator's meters besides the flows (docs/api.md, the meter read): qualifying
@@ -50,13 +54,14 @@ class Meter:
     """The meter's state after every event before the watermark (the final part).
 
     Ledger identity, to the micro-unit, at every instant:
-        contributed + house_funded + corrections == awarded + value + reserve + withheld
+        contributed + house_funded + corrections + transferred in - transferred out
+            == awarded + value + reserve + withheld
     and, flow by flow (what a reconciliation report shows for a period):
         value   = to_meter - reversed_meter - awarded - awards_withheld + awards_returned
                   + reserve_funded + house_seed + house_cover_meter - reset_to_reserve
-                  + corrections
+                  + corrections - transferred_out + transferred_in
         reserve = to_reserve - reversed_reserve - reserve_funded + reset_to_reserve
-                  + house_cover_reserve
+                  + house_cover_reserve - transferred_out_reserve + transferred_in_reserve
     `contributed` is net of reversed (voided) contributions: a void at the current
     position counts them in reversed_*; one replayed by the first version's rules
     (entry version 1) took them out of to_meter / to_reserve. The house funds the first seed,
@@ -92,6 +97,12 @@ class Meter:
     overflow_to_house: int = 0
     overflow_to_meter: int = 0
     overflow_from_meter: int = 0
+    # Transfers to and from another meter (jackpot/transfers.py): value to value, reserve
+    # to reserve; across the floor what goes out comes in.
+    transferred_out: int = 0
+    transferred_in: int = 0
+    transferred_out_reserve: int = 0
+    transferred_in_reserve: int = 0
     reset_key: tuple[int, int, int, str, int, int] = (-1, 0, 0, "", 0, 0)  # last final reset
     trigger: Trigger | None = None  # a must-hit-by level's armed trigger (secret until hit)
     wagers: int = 0  # qualifying jackpot wagers accepted on the link (a count)
@@ -268,6 +279,8 @@ class Meter:
             + self.house_cover_meter
             - self.reset_to_reserve
             + self.corrections
+            - self.transferred_out
+            + self.transferred_in
         )
         reserve = (
             self.to_reserve
@@ -275,5 +288,7 @@ class Meter:
             - self.reserve_funded
             + self.reset_to_reserve
             + self.house_cover_reserve
+            - self.transferred_out_reserve
+            + self.transferred_in_reserve
         )
         return value == self.value and reserve == self.reserve

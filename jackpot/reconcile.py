@@ -60,6 +60,8 @@ class Reconciliation:
             + self.house_cover_meter
             - self.reset_to_reserve
             + self.corrections
+            - self.transferred_out
+            + self.transferred_in
         )
 
     @property
@@ -71,6 +73,8 @@ class Reconciliation:
             - self.seed_from_reserve
             + self.reset_to_reserve
             + self.house_cover_reserve
+            - self.transferred_out_reserve
+            + self.transferred_in_reserve
         )
 
     house_cover_meter: int = 0
@@ -98,6 +102,11 @@ class Reconciliation:
     overflow_to_house: int = 0
     overflow_to_meter: int = 0
     overflow_from_meter: int = 0
+    # Transfers to and from other meters (jackpot/transfers.py): value, then reserve.
+    transferred_out: int = 0
+    transferred_in: int = 0
+    transferred_out_reserve: int = 0
+    transferred_in_reserve: int = 0
 
     @property
     def balanced(self) -> bool:
@@ -131,5 +140,9 @@ def reconcile(opening: Ledger, closing: Ledger) -> Reconciliation:
         overflow_to_house=delta("overflow_to_house"),
         overflow_to_meter=delta("overflow_to_meter"),
         overflow_from_meter=delta("overflow_from_meter"),
+        transferred_out=delta("transferred_out"),
+        transferred_in=delta("transferred_in"),
+        transferred_out_reserve=delta("transferred_out_reserve"),
+        transferred_in_reserve=delta("transferred_in_reserve"),
         **{name: delta(name) for name in COUNTERS},
     )

@@ -24,8 +24,8 @@ def lowers(kind: str, correction: str | None = None, amount: int = 0) -> bool:
     """A reset returns the meter to its seed (its excess to the reserve, or the reserve
     funding it); hand_paid pays out of the meter; void_round takes contributions back;
     an adjust lowers when it is negative."""
-    if kind == "reset":
-        return True
+    if kind == "reset" or (kind == "transfer" and correction == "out"):
+        return True  # a transfer's `out` side lowers its source (code `transfer`)
     if kind != "correct":
         return False
     return correction in ("hand_paid", "void_round") or (correction == "adjust" and amount < 0)

@@ -11,6 +11,7 @@ from jackpot.records import (
     RoundRecord,
     SeedChangeRecord,
 )
+from jackpot.transfers import TransferRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,4 +68,5 @@ Result = (
     | SeedChangeRecord
     | ResetRecord
     | CorrectionRecord
+    | TransferRecord
 )

@@ -15,6 +15,7 @@ from typing import Any
 from jackpot.commands import FixedAward
 from jackpot.config import LinkConfig, Timing
 from jackpot.floor import Floor
+from jackpot.link import Link
 from jackpot.meter import COUNTERS, LEDGER, Funding, Meter
 from jackpot.money import Money
 from jackpot.mystery import Trigger
@@ -65,6 +66,7 @@ def _funding(f: Funding | None) -> list[int] | None:
 _NEWER_FLOWS = (
     "reversed_meter", "reversed_reserve", "awards_withheld", "awards_returned",
     "overflow_to_house", "overflow_to_meter", "overflow_from_meter",
+    "transferred_out", "transferred_in", "transferred_out_reserve", "transferred_in_reserve",
 )  # fmt: skip
 
 
@@ -176,7 +178,7 @@ def _key(data: list[Any]) -> Key:
     return (int(data[0]), int(data[1]), int(data[2]), str(data[3]), int(data[4]), int(data[5]))
 
 
-def load(  # noqa: C901, PLR0915 - the inverse of dump, field by field, in the same order
+def load(
     data: dict[str, Any], links: list[LinkConfig], timing: Timing, retain_ms: int = 900_000
 ) -> Floor:
     """Rebuild a Floor from `dump` output, for the same link configuration."""
@@ -184,81 +186,23 @@ def load(  # noqa: C901, PLR0915 - the inverse of dump, field by field, in the s
         raise ValueError(f"snapshot version {data.get('version')!r} is not {VERSION}")
     floor = Floor(links, timing, retain_ms)
     floor.now = data["now"]
-    # Serials are per link, so events are rebuilt per link from the references.
-    raw_events: dict[str, list[Any]] = data["events"]
-    built: dict[tuple[str, int], Event] = {}
-
-    def event(link_id: str | None, serial: int | None) -> Event | None:
-        if serial is None or link_id is None:
-            return None
-        cache_key = (link_id, serial)
-        if cache_key not in built:
-            raw = raw_events[f"{link_id}:{serial}"]
-            built[cache_key] = Event(
-                key=_key(raw[0]),
-                amounts=tuple((int(m), int(r)) for m, r in raw[1]),
-                applied=None if raw[2] is None else tuple((int(m), int(r)) for m, r in raw[2]),
-                award=raw[3],
-                meter=raw[4],
-                share=raw[5],
-                cancelled=raw[6],
-                source=event(link_id, raw[7]) if len(raw) > 7 else None,
-            )
-        return built[cache_key]
-
+    event = _Events(data["events"])
     if "table_flows" not in data:
         raise SnapshotWithoutMeters("snapshot: no per-table ledgers")
     floor.table_flows = {t: list(f) for t, f in data["table_flows"].items()}
     for link_id, ld in data["links"].items():
-        link = floor.links[link_id]
-        for meter, md in zip(link.meters, ld["meters"], strict=True):
-            if any(name not in md for name in COUNTERS):
-                raise SnapshotWithoutMeters(f"snapshot: link {link_id}'s meters have no counters")
-            for name, value in md.items():
-                if name == "trigger":
-                    meter.trigger = Trigger(Money(value[0]), value[1])
-                    continue
-                setattr(meter, name, tuple(value) if name == "reset_key" else value)
-        tl = link.timeline
-        tl.heap = [(ev.key, ev) for s in ld["heap"] if (ev := event(link_id, s)) is not None]
-        tl.watermark, tl.serial = ld["watermark"], ld["serial"]
-        tl.pending_sums, tl.pending_awards = (
-            [list(p) for p in ld["pending_sums"]],
-            ld["pending_awards"],
-        )
-        tl.pending_reversals = sum(1 for _, e in tl.heap if e.kind >= REVERSAL and not e.cancelled)
-        link.open_rounds = {(t, r): at for t, r, at in ld["open_rounds"]}
-        link.sequence = ld["sequence"]
+        _load_link(floor.links[link_id], ld, event)
     for rd in data["rounds"]:
-        boxes = {
-            b[0]: BoxRecord(b[0], b[1], b[2], tuple((m, r) for m, r in b[3]), b[4])
-            for b in rd["boxes"]
-        }
-        # A snapshot taken before fixed awards kept their dealt_at: the round's closed_at.
-        fixed = [
-            FixedRecord(_unfixed(f, f[7] if len(f) > 7 else rd["closed_at"]), f[6])
-            for f in rd["fixed"]
-        ]
-        plain = {k: v for k, v in rd.items() if k not in ("boxes", "fixed", "event", "awards")}
-        plain["awards"] = list(rd["awards"])  # a copy: the data may be kept and reloaded
-        rnd = RoundRecord(boxes=boxes, fixed=fixed, event=event(rd["link"], rd["event"]), **plain)
+        rnd = _load_round(rd, event)
         floor.rounds[(rnd.table, rnd.round)] = rnd
     for ad in data["awards"]:
-        plain = {k: v for k, v in ad.items() if k not in ("event", "funding", "reveal")}
-        ev = event(ad["link"], ad["event"])
-        assert ev is not None
-        funding = _unfunding(ad["funding"])
-        if "reveal" in ad:
-            reveal = Reveal(**ad["reveal"])
-            award: AwardRecord = MysteryAward(event=ev, funding=funding, reveal=reveal, **plain)
-        else:
-            award = AwardRecord(event=ev, funding=funding, **plain)
+        award = _load_award(ad, event)
         floor.awards[award.id] = award
     for rd in data["resets"]:
         plain = {k: v for k, v in rd.items() if k not in ("event", "funding")}
-        ev = event(rd["link"], rd["event"])
-        assert ev is not None
-        reset = ResetRecord(event=ev, funding=_unfunding(rd["funding"]), **plain)
+        reset = ResetRecord(
+            event=event.of(rd["link"], rd["event"]), funding=_unfunding(rd["funding"]), **plain
+        )
         floor.resets[reset.id] = reset
     floor.seed_changes = [SeedChangeRecord(**c) for c in data["seed_changes"]]
     floor.corrections = [CorrectionRecord(**c) for c in data["corrections"]]
@@ -270,6 +214,90 @@ def load(  # noqa: C901, PLR0915 - the inverse of dump, field by field, in the s
     floor.expired = dict(data.get("expired", {}))  # absent from snapshots before expiry
     floor.recent_expired.extend(Expiry(**e) for e in data.get("recent_expired", []))
     return floor
+
+
+class _Events:
+    """The dump's events, each rebuilt once: the heap and the records share them.
+
+    Serials are per link, so an event is named by its link and serial."""
+
+    def __init__(self, raw: dict[str, list[Any]]) -> None:
+        self.raw = raw
+        self.built: dict[tuple[str, int], Event] = {}
+
+    def __call__(self, link_id: str | None, serial: int | None) -> Event | None:
+        if serial is None or link_id is None:
+            return None
+        cache_key = (link_id, serial)
+        if cache_key not in self.built:
+            raw = self.raw[f"{link_id}:{serial}"]
+            self.built[cache_key] = Event(
+                key=_key(raw[0]),
+                amounts=tuple((int(m), int(r)) for m, r in raw[1]),
+                applied=None if raw[2] is None else tuple((int(m), int(r)) for m, r in raw[2]),
+                award=raw[3],
+                meter=raw[4],
+                share=raw[5],
+                cancelled=raw[6],
+                source=self(link_id, raw[7]) if len(raw) > 7 else None,
+            )
+        return self.built[cache_key]
+
+    def of(self, link_id: str, serial: int) -> Event:
+        """The event an award or a reset was dealt with: it has one."""
+        event = self(link_id, serial)
+        assert event is not None
+        return event
+
+
+def _load_link(link: Link, ld: dict[str, Any], event: _Events) -> None:
+    """A link's meters, its timeline's pending events and its open rounds."""
+    for meter, md in zip(link.meters, ld["meters"], strict=True):
+        if any(name not in md for name in COUNTERS):
+            raise SnapshotWithoutMeters(f"snapshot: link {link.id}'s meters have no counters")
+        _load_meter(meter, md)
+    tl = link.timeline
+    tl.heap = [(ev.key, ev) for s in ld["heap"] if (ev := event(link.id, s)) is not None]
+    tl.watermark, tl.serial = ld["watermark"], ld["serial"]
+    tl.pending_sums, tl.pending_awards = (
+        [list(p) for p in ld["pending_sums"]],
+        ld["pending_awards"],
+    )
+    tl.pending_reversals = sum(1 for _, e in tl.heap if e.kind >= REVERSAL and not e.cancelled)
+    link.open_rounds = {(t, r): at for t, r, at in ld["open_rounds"]}
+    link.sequence = ld["sequence"]
+
+
+def _load_meter(meter: Meter, md: dict[str, Any]) -> None:
+    for name, value in md.items():
+        if name == "trigger":
+            meter.trigger = Trigger(Money(value[0]), value[1])
+            continue
+        setattr(meter, name, tuple(value) if name == "reset_key" else value)
+
+
+def _load_round(rd: dict[str, Any], event: _Events) -> RoundRecord:
+    boxes = {
+        b[0]: BoxRecord(b[0], b[1], b[2], tuple((m, r) for m, r in b[3]), b[4]) for b in rd["boxes"]
+    }
+    # A snapshot taken before fixed awards kept their dealt_at: the round's closed_at.
+    fixed = [
+        FixedRecord(_unfixed(f, f[7] if len(f) > 7 else rd["closed_at"]), f[6]) for f in rd["fixed"]
+    ]
+    plain = {k: v for k, v in rd.items() if k not in ("boxes", "fixed", "event", "awards")}
+    plain["awards"] = list(rd["awards"])  # a copy: the data may be kept and reloaded
+    return RoundRecord(boxes=boxes, fixed=fixed, event=event(rd["link"], rd["event"]), **plain)
+
+
+def _load_award(ad: dict[str, Any], event: _Events) -> AwardRecord:
+    """An award; a must-hit-by level's carries its reveal."""
+    plain = {k: v for k, v in ad.items() if k not in ("event", "funding", "reveal")}
+    ev = event.of(ad["link"], ad["event"])
+    funding = _unfunding(ad["funding"])
+    if "reveal" in ad:
+        reveal = Reveal(**ad["reveal"])
+        return MysteryAward(event=ev, funding=funding, reveal=reveal, **plain)
+    return AwardRecord(event=ev, funding=funding, **plain)
 
 
 def _unfunding(data: list[int] | None) -> Funding | None:

@@ -24,40 +24,18 @@ if TYPE_CHECKING:  # the floor's handler table calls these
     from jackpot.floor_shape import FloorShape
 
 
-def void_round(floor: FloorShape, cmd: VoidRound) -> VoidResult:  # noqa: C901, PLR0912 - one branch per state a voided round or box can be in (5.17)
+def void_round(floor: FloorShape, cmd: VoidRound) -> VoidResult:
+    """Void boxes of a round (all of them by default): their contributions are reversed
+    and their pending awards paid to nobody, at the current position (5.17, 5.20)."""
     rnd = floor.round(cmd.table, cmd.round)
     if rnd.state == VOID:
         raise StateConflictError(f"round {cmd.round!r} is already void")
-    boxes = sorted(rnd.boxes) if cmd.boxes is None else list(dict.fromkeys(cmd.boxes))
-    for i, box in enumerate(boxes):
-        if box not in rnd.boxes:
-            raise InvalidCommandError(f"round {cmd.round!r} has no box {box}", ("boxes", i))
+    boxes = _boxes_to_void(rnd, cmd)
     voided = set(boxes)
-    for award_id in rnd.awards:
-        award = floor.awards[award_id]
-        if award.box in voided and award.state == FINAL:
-            # docs/design.md: a final major award cannot be voided; that is an audited
-            # operator correction (5.24).
-            raise StateConflictError(
-                f"the {award.hand} award of box {award.box} is already final: "
-                "ask a supervisor for a correction (rule 5.24)"
-            )
+    _refuse_final_awards(floor, rnd, voided)
     link = floor.links[rnd.link] if rnd.link is not None else None
-    reversed_: list[tuple[int, int]] = []
-    cancelled: list[str] = []
-    for box in boxes:
-        record = rnd.boxes[box]
-        if record.voided:
-            continue
-        record.voided = True
-        if record.contributions and rnd.event is not None and link is not None:
-            reversed_.append((box, record.contribution + record.reserve))
-            reverse_box(floor, link, rnd, box, cmd.version)
-    for award_id in rnd.awards:
-        award = floor.awards[award_id]
-        if award.box in voided and award.state == PENDING and link is not None:
-            withhold_award(floor, link, award, cmd.version)
-            cancelled.append(award_id)
+    reversed_ = _reverse_boxes(floor, link, rnd, boxes, cmd.version)
+    cancelled = _withhold_pending_awards(floor, link, rnd, voided, cmd.version)
     for fixed in rnd.fixed:
         if fixed.award.box in voided or fixed.award.for_box in voided:
             fixed.voided = True
@@ -70,6 +48,57 @@ def void_round(floor: FloorShape, cmd: VoidRound) -> VoidResult:  # noqa: C901, 
     ):
         link.open_rounds.pop((rnd.table, rnd.round), None)
     return VoidResult(rnd, tuple(reversed_), tuple(cancelled))
+
+
+def _boxes_to_void(rnd: RoundRecord, cmd: VoidRound) -> list[int]:
+    """The boxes named (each once, in the order given), or every box; each must exist."""
+    boxes = sorted(rnd.boxes) if cmd.boxes is None else list(dict.fromkeys(cmd.boxes))
+    for i, box in enumerate(boxes):
+        if box not in rnd.boxes:
+            raise InvalidCommandError(f"round {cmd.round!r} has no box {box}", ("boxes", i))
+    return boxes
+
+
+def _refuse_final_awards(floor: FloorShape, rnd: RoundRecord, voided: set[int]) -> None:
+    """docs/design.md: a final major award cannot be voided; that is an audited operator
+    correction (5.24)."""
+    for award_id in rnd.awards:
+        award = floor.awards[award_id]
+        if award.box in voided and award.state == FINAL:
+            raise StateConflictError(
+                f"the {award.hand} award of box {award.box} is already final: "
+                "ask a supervisor for a correction (rule 5.24)"
+            )
+
+
+def _reverse_boxes(
+    floor: FloorShape, link: Link | None, rnd: RoundRecord, boxes: list[int], version: int
+) -> list[tuple[int, int]]:
+    """Mark the boxes voided and take back what each not yet voided contributed: (box,
+    contribution + reserve) of each taken back."""
+    reversed_: list[tuple[int, int]] = []
+    for box in boxes:
+        record = rnd.boxes[box]
+        if record.voided:
+            continue
+        record.voided = True
+        if record.contributions and rnd.event is not None and link is not None:
+            reversed_.append((box, record.contribution + record.reserve))
+            reverse_box(floor, link, rnd, box, version)
+    return reversed_
+
+
+def _withhold_pending_awards(
+    floor: FloorShape, link: Link | None, rnd: RoundRecord, voided: set[int], version: int
+) -> list[str]:
+    """The voided boxes' pending awards, paid to nobody: their ids."""
+    cancelled: list[str] = []
+    for award_id in rnd.awards:
+        award = floor.awards[award_id]
+        if award.box in voided and award.state == PENDING and link is not None:
+            withhold_award(floor, link, award, version)
+            cancelled.append(award_id)
+    return cancelled
 
 
 def reverse_box(floor: FloorShape, link: Link, rnd: RoundRecord, box: int, version: int) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from jackpot import mystery_levels
@@ -35,99 +36,141 @@ if TYPE_CHECKING:  # the floor's handler table calls these
     from jackpot.floor_shape import FloorShape
 
 
-def finalize(floor: FloorShape, cmd: Finalize) -> FinalizeResult:  # noqa: C901, PLR0912, PLR0915 - one ordered pass over each timeline; its order is the rule (4.5.2)
+@dataclass
+class _Advance:
+    """What one advance of the watermark did, in the order it did it."""
+
+    finalized: list[AwardRecord | ResetRecord] = field(default_factory=list)
+    stale: list[RoundRecord] = field(default_factory=list)
+    reversed_: list[str] = field(default_factory=list)
+    withheld: list[AwardRecord] = field(default_factory=list)
+    returned: list[str] = field(default_factory=list)
+
+
+def finalize(floor: FloorShape, cmd: Finalize) -> FinalizeResult:
     """Advance the watermark to the floor's time (`cmd.now`, or later if it stepped back)."""
-    now, timing = floor.now, floor.timing
-    finalized: list[AwardRecord | ResetRecord] = []
-    reversed_: list[str] = []
-    withheld: list[AwardRecord] = []
-    returned: list[str] = []
-    stale: list[RoundRecord] = []
-    timeout = timing.round_timeout_ms
+    advance = _Advance()
     for link in floor.links.values():
-        if now >= link.stale_check_at:
-            next_check = 2**62
-            for key, effective_at in link.open_rounds.items():
-                rnd = floor.rounds[key]
-                if rnd.stale:
-                    continue
-                if now - effective_at > timeout:
-                    rnd.stale = True  # flagged to operators; it no longer holds others
-                    stale.append(rnd)
-                else:
-                    next_check = min(next_check, effective_at + timeout + 1)
-            link.stale_check_at = next_check
-        order = 0
-        mystery = mystery_levels.armed(link)
-        table: str | None = None  # the previous event's: what it changed is its table's
-        before: tuple[int, ...] = ()
-        for event in link.timeline.pop_until(link.watermark_at(now, timing)):
-            flows = link_flows(link)  # after the previous event: before this one
-            if table is not None:
-                attribute(floor.table_flows, table, before, flows)
-            table, before = event.key[3], flows
-            if event.kind == CONTRIBUTION:
-                values = [m.value for m in link.meters] if mystery else []
-                event.applied = applied_contribution(link.meters, event)
-                hit = mystery_levels.crossing(floor, link, event, values) if mystery else None
-                if hit is not None:
-                    order += 1
-                    hit.order = order
-                    finalized.append(hit)
-                    break  # the rest waits for the next trigger's draw (mystery_levels)
-                continue
-            if event.kind == REVERSAL:
-                reverse_contribution(link.meters, event)
-                assert event.award is not None
-                reversed_.append(event.award)
-                continue
-            if event.kind == RETURN:
-                give_back(link.meters, event)
-                assert event.award is not None
-                returned.append(event.award)
-                continue
-            meter = link.meters[event.meter]
-            value_before = meter.value
-            if event.kind == WIN and floor.awards[str(event.award)].state == VOID:
-                if event.share == RATE_SCALE:
-                    heap = (e for _, e in link.timeline.heap if not e.cancelled)
-                    for reversal in own_reversals(heap, event, link.meters):
-                        reversal.share = IN_RETURN
-                withheld.append(_withheld(floor, link, event, value_before))
-                if event.share == RATE_SCALE:
-                    meter.reset_key = event.key  # as for a win (jackpot.link.withhold)
-                continue
-            result = apply_event(link.meters, event)
-            assert result is not None and event.award is not None
-            if event.kind == RESET:
-                meter.reset_key = event.key
-                reset = floor.resets[event.award]
-                reset.state, reset.finalized_at = FINAL, now
-                reset.value_before, reset.funding = value_before, result[1]
-                finalized.append(reset)
-                continue
-            if event.share == RATE_SCALE:
-                meter.reset_key = event.key
-            order += 1
-            link.sequence += 1
-            award = floor.awards[event.award]
-            award.state, award.amount, award.funding = FINAL, result[0], result[1]
-            award.meter_value = value_before
-            award.order, award.sequence, award.finalized_at = order, link.sequence, now
-            finalized.append(award)
-        if table is not None:
-            attribute(floor.table_flows, table, before, link_flows(link))
-    for record in finalized:
+        if floor.now >= link.stale_check_at:
+            advance.stale += _flag_stale_rounds(floor, link)
+        _pass_timeline(floor, link, advance)
+    for record in advance.finalized:
         if isinstance(record, AwardRecord):
-            floor.done.append((now, record.table, record.round))
+            floor.done.append((floor.now, record.table, record.round))
     return FinalizeResult(
-        tuple(finalized),
-        tuple(stale),
+        tuple(advance.finalized),
+        tuple(advance.stale),
         _prune(floor),
-        tuple(reversed_),
-        tuple(withheld),
-        tuple(returned),
+        tuple(advance.reversed_),
+        tuple(advance.withheld),
+        tuple(advance.returned),
     )
+
+
+def _flag_stale_rounds(floor: FloorShape, link: Link) -> list[RoundRecord]:
+    """Rounds open longer than the round timeout, flagged; and when to look again."""
+    now, timeout = floor.now, floor.timing.round_timeout_ms
+    stale = []
+    next_check = 2**62
+    for key, effective_at in link.open_rounds.items():
+        rnd = floor.rounds[key]
+        if rnd.stale:
+            continue
+        if now - effective_at > timeout:
+            rnd.stale = True  # flagged to operators; it no longer holds others
+            stale.append(rnd)
+        else:
+            next_check = min(next_check, effective_at + timeout + 1)
+    link.stale_check_at = next_check
+    return stale
+
+
+def _pass_timeline(floor: FloorShape, link: Link, advance: _Advance) -> None:
+    """Apply the link's events the hold has passed, in timeline order (4.5.2)."""
+    order = 0  # of the awards made final in this pass
+    mystery = mystery_levels.armed(link)
+    table: str | None = None  # the previous event's: what it changed is its table's
+    before: tuple[int, ...] = ()
+    for event in link.timeline.pop_until(link.watermark_at(floor.now, floor.timing)):
+        flows = link_flows(link)  # after the previous event: before this one
+        if table is not None:
+            attribute(floor.table_flows, table, before, flows)
+        table, before = event.key[3], flows
+        if event.kind == CONTRIBUTION:
+            hit = _contribute(floor, link, event, mystery)
+            if hit is not None:
+                order += 1
+                hit.order = order
+                advance.finalized.append(hit)
+                break  # the rest waits for the next trigger's draw (mystery_levels)
+        elif event.kind == REVERSAL:
+            reverse_contribution(link.meters, event)
+            assert event.award is not None
+            advance.reversed_.append(event.award)
+        elif event.kind == RETURN:
+            give_back(link.meters, event)
+            assert event.award is not None
+            advance.returned.append(event.award)
+        elif event.kind == WIN and floor.awards[str(event.award)].state == VOID:
+            advance.withheld.append(_withhold_voided_win(floor, link, event))
+        elif event.kind == RESET:
+            advance.finalized.append(_finalize_reset(floor, link, event))
+        else:
+            order += 1
+            advance.finalized.append(_finalize_win(floor, link, event, order))
+    if table is not None:
+        attribute(floor.table_flows, table, before, link_flows(link))
+
+
+def _contribute(floor: FloorShape, link: Link, event: Event, mystery: bool) -> AwardRecord | None:
+    """A contribution joins the meters; on an armed link, the level it makes hit, if any."""
+    values = [m.value for m in link.meters] if mystery else []
+    event.applied = applied_contribution(link.meters, event)
+    return mystery_levels.crossing(floor, link, event, values) if mystery else None
+
+
+def _withhold_voided_win(floor: FloorShape, link: Link, event: Event) -> AwardRecord:
+    """A voided award's win at its place, paid to nobody; a 100 % one resets the meter,
+    and its own box's pending reversals are then taken from the meter (`own_reversals`)."""
+    meter = link.meters[event.meter]
+    value_before = meter.value
+    if event.share == RATE_SCALE:
+        heap = (e for _, e in link.timeline.heap if not e.cancelled)
+        for reversal in own_reversals(heap, event, link.meters):
+            reversal.share = IN_RETURN
+    withheld = _withheld(floor, link, event, value_before)
+    if event.share == RATE_SCALE:
+        meter.reset_key = event.key  # as for a win (jackpot.link.withhold)
+    return withheld
+
+
+def _finalize_reset(floor: FloorShape, link: Link, event: Event) -> ResetRecord:
+    """A reset takes the meter back to its seed; its record becomes final."""
+    meter = link.meters[event.meter]
+    value_before = meter.value
+    result = apply_event(link.meters, event)
+    assert result is not None and event.award is not None
+    meter.reset_key = event.key
+    reset = floor.resets[event.award]
+    reset.state, reset.finalized_at = FINAL, floor.now
+    reset.value_before, reset.funding = value_before, result[1]
+    return reset
+
+
+def _finalize_win(floor: FloorShape, link: Link, event: Event, order: int) -> AwardRecord:
+    """A win takes its amount from the meter as it stands: the award becomes final."""
+    meter = link.meters[event.meter]
+    value_before = meter.value
+    result = apply_event(link.meters, event)
+    assert result is not None and event.award is not None
+    if event.share == RATE_SCALE:
+        meter.reset_key = event.key
+    link.sequence += 1
+    award = floor.awards[event.award]
+    award.state, award.amount, award.funding = FINAL, result[0], result[1]
+    award.meter_value = value_before
+    award.order, award.sequence, award.finalized_at = order, link.sequence, floor.now
+    return award
 
 
 def _withheld(floor: FloorShape, link: Link, event: Event, value_before: Money) -> AwardRecord:

@@ -33,6 +33,7 @@ def config_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
             "seq": recorded.seq, "at": recorded.at, "sha256": recorded.sha256,
             "params": recorded.params,
             "proposal": None if proposal is None else _without_params(proposal),
+            "retired": writer.service.retired,
         })  # fmt: skip
 
     @api.get("/v1/config/history", tags=["operators"])

@@ -19,6 +19,7 @@ from app.api.payment_routes import PAYMENT_BODIES, payment_routes
 from app.api.schemas import CorrectionRequest, ResetRequest, SeedRequest, problem_responses
 from app.api.table_events.fastapi_routes import TABLE_EVENT_BODIES, table_routes
 from app.api.table_events.handlers import EventHandler
+from app.api.transfer_routes import TRANSFER_BODIES, transfer_routes
 from app.writer.writer import Writer
 
 # The request bodies the routes read themselves (after the token): the app puts their
@@ -28,6 +29,7 @@ BODIES_READ_BY_ROUTES: tuple[type[BaseModel], ...] = (
     *PAYMENT_BODIES,
     *IN_PLAY_BODIES,
     AcknowledgeRequest,
+    *TRANSFER_BODIES,
 )  # fmt: skip
 
 
@@ -42,4 +44,5 @@ def router(writer: Writer, tokens: Tokens, events: Mapping[str, EventHandler]) -
     in_play_routes(api, writer, tokens)
     alarm_routes(api, writer, tokens)
     config_routes(api, writer, tokens)
+    transfer_routes(api, writer, tokens)
     return api

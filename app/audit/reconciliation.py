@@ -54,6 +54,7 @@ COLUMNS = (
     "overflow", "wagers", "wagered", "wagers_voided", "wagered_voided", "hits",
     "overflow_to_house", "overflow_to_meter", "overflow_from_meter",
     *PAYMENT_COLUMNS,
+    "transferred_out", "transferred_in", "transferred_out_reserve", "transferred_in_reserve",
 )  # fmt: skip
 # The regulator's meters, after `balanced` (the columns before keep their places): money
 # but for the counts.

@@ -128,42 +128,16 @@ class Verifier:
 
     # -- one row -------------------------------------------------------------------
 
-    def feed(self, row: JournalRow) -> None:  # noqa: C901 - one branch per entry kind that verify checks beyond replay
+    def feed(self, row: JournalRow) -> None:
+        """Check one row: its place in the chain, its entry as written, then its replay."""
         self.entries += 1
-        if row.seq != self.seq + 1:
-            self._flag(row, "seq: the journal is gapless from 1", row.seq, self.seq + 1)
-        self.seq = row.seq
-        digest = chain_hash(self.head, row.entry)
-        if digest != row.hash:
-            self._flag(
-                row,
-                "hash: sha256(previous hash || entry) is not the one recorded",
-                row.hash,
-                digest,
-            )
-        # Go on from the recorded hash: a changed entry is named once, not every row after.
-        self.head = row.hash
-        try:
-            entry = loads_exact(row.entry, "entry")
-        except UnreadableJson as error:
-            self._flag(row, str(error), row.entry, None)
+        self._check_chain(row)
+        entry = self._read_entry(row)
+        if entry is None:
             return
-        if not isinstance(entry, dict):
-            self._flag(row, "entry: not a JSON object", entry, None)
-            return
-        if canonical_json(entry) != row.entry:
-            self._flag(row, "entry: not in canonical form", row.entry, canonical_json(entry))
         kind = entry.get("kind")
         self.kinds[str(kind)] += 1
-        if kind != row.kind:
-            self._flag(row, "kind: the row's and the entry's differ", row.kind, kind)
-        if entry.get("now") != row.recorded_at_ms:
-            self._flag(
-                row,
-                "now: the row's recorded_at and the entry's differ",
-                row.recorded_at_ms,
-                entry.get("now"),
-            )
+        self._check_row_columns(row, entry)
         spec = KINDS.get(str(kind))
         if spec is None:
             self._flag(row, "kind: not an entry kind (docs/journal.md)", kind, None)
@@ -183,6 +157,50 @@ class Verifier:
         elif result is not None:
             self._answer(row, spec.answer(self.service, typed, result))
         self.money.check_meters(row, links)
+
+    def _check_chain(self, row: JournalRow) -> None:
+        """The row follows the one before: the next seq, and the hash over the previous."""
+        if row.seq != self.seq + 1:
+            self._flag(row, "seq: the journal is gapless from 1", row.seq, self.seq + 1)
+        self.seq = row.seq
+        digest = chain_hash(self.head, row.entry)
+        if digest != row.hash:
+            self._flag(
+                row,
+                "hash: sha256(previous hash || entry) is not the one recorded",
+                row.hash,
+                digest,
+            )
+        # Go on from the recorded hash: a changed entry is named once, not every row after.
+        self.head = row.hash
+
+    def _read_entry(self, row: JournalRow) -> dict[str, Any] | None:
+        """The row's entry as a JSON object (None: flagged, not replayed), canonical or
+        flagged."""
+        try:
+            entry = loads_exact(row.entry, "entry")
+        except UnreadableJson as error:
+            self._flag(row, str(error), row.entry, None)
+            return None
+        if not isinstance(entry, dict):
+            self._flag(row, "entry: not a JSON object", entry, None)
+            return None
+        if canonical_json(entry) != row.entry:
+            self._flag(row, "entry: not in canonical form", row.entry, canonical_json(entry))
+        return entry
+
+    def _check_row_columns(self, row: JournalRow, entry: dict[str, Any]) -> None:
+        """The row's kind and recorded time are the entry's."""
+        kind = entry.get("kind")
+        if kind != row.kind:
+            self._flag(row, "kind: the row's and the entry's differ", row.kind, kind)
+        if entry.get("now") != row.recorded_at_ms:
+            self._flag(
+                row,
+                "now: the row's recorded_at and the entry's differ",
+                row.recorded_at_ms,
+                entry.get("now"),
+            )
 
     @property
     def ok(self) -> bool:

@@ -284,6 +284,8 @@ def by_flows(meter: Meter) -> tuple[int, int]:
         + meter.house_cover_meter
         - meter.reset_to_reserve
         + meter.corrections
+        - meter.transferred_out
+        + meter.transferred_in
     )
     reserve = (
         meter.to_reserve
@@ -291,5 +293,7 @@ def by_flows(meter: Meter) -> tuple[int, int]:
         - meter.reserve_funded
         + meter.reset_to_reserve
         + meter.house_cover_reserve
+        - meter.transferred_out_reserve
+        + meter.transferred_in_reserve
     )
     return value, reserve

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
@@ -23,6 +24,7 @@ from app.config.demo import DEMO_FLOOR
 if TYPE_CHECKING:
     from rich.progress import TaskID
 
+    from app.audit.checkpoint import Checkpoint
     from app.audit.findings import Discrepancy, Report
     from app.audit.heads import ExpectedHead
     from app.state.floor_state import FloorConfig
@@ -249,75 +251,112 @@ def given_floor(path: Path | None) -> tuple[FloorConfig, dict[str, Any] | None, 
     return config, floor_parameters(floor), str(named)
 
 
-def main_verify(args: argparse.Namespace) -> int:  # noqa: C901 - one branch per verify option, in the order the run takes them
+class _BadInput(ValueError):
+    """An option or a file `verify` cannot use: said on stderr, exit status 2."""
+
+
+@dataclass(frozen=True)
+class _Verification:
+    """What a verify run checks the journal against, read from its options."""
+
+    config: FloorConfig
+    floor: dict[str, Any] | None
+    source: str | None
+    progress: ProgressBar | None
+    expected: list[ExpectedHead]
+    unsigned: list[Discrepancy]
+
+    async def with_heads(self, journal: JournalSource, report: Report) -> Report:
+        """The report, with what the expected and signed heads found."""
+        from app.audit.heads import check_heads, with_discrepancies
+
+        found = self.unsigned + await check_heads(journal, self.expected)
+        return with_discrepancies(report, found)
+
+
+def main_verify(args: argparse.Namespace) -> int:
     """`jackpot verify`: 0 when the journal verifies, 1 with discrepancies, 2 on bad input."""
-    from app.audit.checkpoint import Checkpoint
-    from app.audit.export import journal_dsn
-    from app.audit.heads import check_heads, with_discrepancies
-    from app.audit.verify_run import verify
-    from app.config.floor_file import FloorError
-    from app.config.mystery_key import MysteryKeyError
-    from app.store.journal import read_only_journal
-
+    path = getattr(args, "file", None)
     try:
-        config, floor, source = given_floor(args.config)
-    except FloorError as error:
-        print(f"the floor file is not valid:\n{error}", file=sys.stderr)
-        return 2
-    except MysteryKeyError as error:
-        print(error, file=sys.stderr)
-        return 2
-    shown = getattr(args, "progress", None)
-    if shown is None:
-        shown = sys.stderr.isatty()
-    # --no-progress, or stderr no terminal by default: the output stays plain text.
-    progress = ProgressBar(sys.stderr) if shown else None
-    jobs = getattr(args, "jobs", None) or 1
-    since = None
-    if getattr(args, "since", None):
-        try:
-            since = Checkpoint.parse(args.since)
-        except ValueError as error:
-            print(f"--since: {error}", file=sys.stderr)
-            return 2
-
-    try:
+        config, floor, source = _floor_to_verify(args)
+        progress = _progress(args)
+        since = _since(args)
         expected, unsigned = _expected_heads(args, 0 if since is None else since.seq)
+        if path is not None and since is not None:
+            raise _BadInput("--since starts from a stored snapshot: not with --file")
     except ValueError as error:
         print(error, file=sys.stderr)
         return 2
+    given = _Verification(config, floor, source, progress, expected, unsigned)
+    if path is None:
+        return _print(asyncio.run(_verify_journal(args, given, since)))
+    try:
+        return _print(asyncio.run(_verify_file(Path(path), given)))
+    except (OSError, ValueError) as error:
+        print(f"--file: {error}", file=sys.stderr)
+        return 2
 
-    async def checked(journal: JournalSource, report: Report) -> Report:
-        found = unsigned + await check_heads(journal, expected)
-        return with_discrepancies(report, found)
 
-    path = getattr(args, "file", None)
-    if path is not None:
-        from app.audit.export import ExportFile
+def _floor_to_verify(
+    args: argparse.Namespace,
+) -> tuple[FloorConfig, dict[str, Any] | None, str | None]:
+    """`given_floor` of --config; a floor file that cannot be used is bad input."""
+    from app.config.floor_file import FloorError
 
-        if since is not None:
-            print("--since starts from a stored snapshot: not with --file", file=sys.stderr)
-            return 2
+    try:
+        return given_floor(args.config)
+    except FloorError as error:
+        raise _BadInput(f"the floor file is not valid:\n{error}") from error
 
-        async def run_file(exported: ExportFile) -> Report:
-            report = await verify(exported, config, progress=progress, floor=floor, source=source)
-            return await checked(exported, report)
 
-        try:
-            return _print(asyncio.run(run_file(ExportFile(Path(path)))))
-        except (OSError, ValueError) as error:
-            print(f"--file: {error}", file=sys.stderr)
-            return 2
+def _progress(args: argparse.Namespace) -> ProgressBar | None:
+    """--progress, --no-progress, else a bar only when stderr is a terminal: through a pipe
+    the output stays plain text."""
+    shown = getattr(args, "progress", None)
+    if shown is None:
+        shown = sys.stderr.isatty()
+    return ProgressBar(sys.stderr) if shown else None
 
-    async def run() -> Report:
-        async with journal_dsn(args) as dsn, read_only_journal(dsn) as journal:
-            report = await verify(
-                journal, config, progress=progress, jobs=jobs, dsn=dsn, since=since,
-                floor=floor, source=source,
-            )  # fmt: skip
-            return await checked(journal, report)
 
-    return _print(asyncio.run(run()))
+def _since(args: argparse.Namespace) -> Checkpoint | None:
+    """--since: the stored snapshot to start from, if any."""
+    from app.audit.checkpoint import Checkpoint
+
+    if not getattr(args, "since", None):
+        return None
+    try:
+        return Checkpoint.parse(args.since)
+    except ValueError as error:
+        raise _BadInput(f"--since: {error}") from error
+
+
+async def _verify_file(path: Path, given: _Verification) -> Report:
+    """--file: an exported journal, read from entry 1."""
+    from app.audit.export import ExportFile
+    from app.audit.verify_run import verify
+
+    exported = ExportFile(path)
+    report = await verify(
+        exported, given.config, progress=given.progress, floor=given.floor, source=given.source
+    )
+    return await given.with_heads(exported, report)
+
+
+async def _verify_journal(
+    args: argparse.Namespace, given: _Verification, since: Checkpoint | None
+) -> Report:
+    """The journal in the database, read only, from the start or from --since."""
+    from app.audit.export import journal_dsn
+    from app.audit.verify_run import verify
+    from app.store.journal import read_only_journal
+
+    jobs = getattr(args, "jobs", None) or 1
+    async with journal_dsn(args) as dsn, read_only_journal(dsn) as journal:
+        report = await verify(
+            journal, given.config, progress=given.progress, jobs=jobs, dsn=dsn, since=since,
+            floor=given.floor, source=given.source,
+        )  # fmt: skip
+        return await given.with_heads(journal, report)
 
 
 def _expected_heads(

@@ -6,8 +6,10 @@ import contextlib
 import gc
 import os
 import signal
+import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Iterable, Iterator, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -148,7 +150,7 @@ def serve_command(
 
 
 @cli.command("demo", help="the demo floor: server, simulated tables, display page")
-def demo_command(  # noqa: C901 - the demo: starts and stops its processes in order
+def demo_command(
     port: Annotated[int, typer.Option()] = 8000,
     data_dir: Annotated[Path, typer.Option()] = Path(".jackpot"),
     boost: Annotated[int, typer.Option(help="jackpot hands this many times likelier")] = 2000,
@@ -165,21 +167,9 @@ def demo_command(  # noqa: C901 - the demo: starts and stops its processes in or
     ] = None,
 ) -> int:
     """`jackpot serve` on the demo floor and `jackpot simulate` against it; Ctrl-C stops both."""
-    import subprocess
-    import time
-    import urllib.request
-
     exe = [sys.executable, "-m", "app.cli"]
     url = f"http://127.0.0.1:{port}"
-    # The demo floor as a casino runs it, with dual control (sam proposes, sue approves in
-    # the console); the file itself keeps it off for the tests that change meters at once.
-    floor = data_dir / "demo-floor.toml"
-    data_dir.mkdir(parents=True, exist_ok=True)
-    floor.write_text(
-        DEMO_FLOOR.read_text().replace(
-            "dual_control = false", f"dual_control = {'true' if dual_control else 'false'}"
-        )
-    )
+    floor = _demo_floor(data_dir, dual_control)
     server = subprocess.Popen(
         [*exe, "serve", "--config", str(floor), "--data-dir", str(data_dir),
          "--port", str(port), "--log-level", "warning"],
@@ -187,27 +177,12 @@ def demo_command(  # noqa: C901 - the demo: starts and stops its processes in or
         env={**os.environ, "JACKPOT_DEMO_TOKENS": "1", "JACKPOT_API_DOCS": "1"},
     )  # fmt: skip
     processes = [server]
-    stopping = False
-
-    def stop(signum: int, frame: object) -> None:
-        nonlocal stopping
-        stopping = True
-
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
+    stop = _StopSignal()
     try:
-        deadline = time.monotonic() + 180  # the first start initialises PostgreSQL
-        while not stopping and time.monotonic() < deadline:
-            if server.poll() is not None:
-                print("the server did not start", file=sys.stderr)
-                return 1
-            try:
-                with urllib.request.urlopen(f"{url}/health", timeout=1) as answer:
-                    if answer.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.3)
-        if not stopping:
+        if not _wait_healthy(server, url, stop):
+            print("the server did not start", file=sys.stderr)
+            return 1
+        if not stop.stopping:
             simulator = subprocess.Popen(
                 [*exe, "simulate", "--url", url, "--config", str(DEMO_FLOOR),
                  "--boost", str(boost), "--rate", str(rate),
@@ -217,19 +192,73 @@ def demo_command(  # noqa: C901 - the demo: starts and stops its processes in or
             print(f"\n  Display page:  {url}/display/stud   (and {url}/display/tcp)", flush=True)
             print(f"  Console:       {url}/console   {CONSOLE_TOKENS}", flush=True)
             print(f"  API:           {url}/docs      Ctrl-C stops everything.\n", flush=True)
-        while not stopping and all(p.poll() is None for p in processes):
+        while not stop.stopping and all(p.poll() is None for p in processes):
             time.sleep(0.3)
     finally:
         # The simulator first (it finishes its rounds), then the server (it drains).
-        for process in reversed(processes):
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
-    if not stopping:
+        _stop_in_turn(reversed(processes))
+    return _demo_status(processes, stopped=stop.stopping)
+
+
+class _StopSignal:
+    """SIGINT or SIGTERM asks the demo to stop: it then stops its processes in turn."""
+
+    def __init__(self) -> None:
+        self.stopping = False
+        signal.signal(signal.SIGINT, self._stop)
+        signal.signal(signal.SIGTERM, self._stop)
+
+    def _stop(self, signum: int, frame: object) -> None:
+        self.stopping = True
+
+
+def _demo_floor(data_dir: Path, dual_control: bool) -> Path:
+    """The demo floor as a casino runs it, with dual control (sam proposes, sue approves in
+    the console); the file itself keeps it off for the tests that change meters at once."""
+    floor = data_dir / "demo-floor.toml"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    floor.write_text(
+        DEMO_FLOOR.read_text().replace(
+            "dual_control = false", f"dual_control = {'true' if dual_control else 'false'}"
+        )
+    )
+    return floor
+
+
+def _wait_healthy(server: subprocess.Popen[bytes], url: str, stop: _StopSignal) -> bool:
+    """Until the server answers /health, a stop is asked or the time is up; False when
+    the server exited instead."""
+    import urllib.request
+
+    deadline = time.monotonic() + 180  # the first start initialises PostgreSQL
+    while not stop.stopping and time.monotonic() < deadline:
+        if server.poll() is not None:
+            return False
+        try:
+            with urllib.request.urlopen(f"{url}/health", timeout=1) as answer:
+                if answer.status == 200:
+                    return True
+        except OSError:
+            time.sleep(0.3)
+    return True
+
+
+def _stop_in_turn(processes: Iterable[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM to each still running, waiting for it to end (killed after 30 s)."""
+    for process in processes:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def _demo_status(processes: list[subprocess.Popen[bytes]], *, stopped: bool) -> int:
+    """0 when asked to stop and the server drained and stopped cleanly; else 1, saying why."""
+    server = processes[0]
+    if not stopped:
         statuses = ", ".join(
             f"{name} {p.returncode}"
             for name, p in zip(("server", "simulator"), processes, strict=False)

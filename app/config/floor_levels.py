@@ -61,7 +61,7 @@ def mystery_checks(meter: Mapping[str, Any], loc: Loc) -> Iterator[tuple[Loc, st
         yield (*loc, "must_hit_by"), f"must be above {what}: the trigger is drawn in [from, by)"
 
 
-def level_checks(raw: Mapping[str, Any]) -> Iterator[tuple[Loc, str]]:  # noqa: C901, PLR0912 - one check per rule of the levels, each listed at once
+def level_checks(raw: Mapping[str, Any]) -> Iterator[tuple[Loc, str]]:
     """Every row names a meter of its table's link (none: the link's first), and every
     meter of a link that has tables is paid by some row, else it would grow for ever.
     A hand's share of its meter is at most 100 %: tables.games refuses more."""
@@ -71,46 +71,66 @@ def level_checks(raw: Mapping[str, Any]) -> Iterator[tuple[Loc, str]]:  # noqa: 
         link_id = link.get("id")
         if not isinstance(link_id, str) or ids.count(link_id) > 1:
             continue  # a duplicate link id is a problem of its own: whose tables are these?
-        meters = [(mi, m) for mi, m in _items(link, "meters") if isinstance(m.get("id"), str)]
-        if not meters:
+        yield from _link_level_checks(raw, li, link_id, link)
+
+
+def _link_level_checks(
+    raw: Mapping[str, Any], li: int, link_id: str, link: Mapping[str, Any]
+) -> Iterator[tuple[Loc, str]]:
+    """One link's levels: their ranges, the rows of its tables, the levels no row pays."""
+    meters = [(mi, m) for mi, m in _items(link, "meters") if isinstance(m.get("id"), str)]
+    if not meters:
+        return
+    names = [str(m["id"]) for _, m in meters]
+    for mi, level in meters:
+        yield from mystery_checks(level, ("links", li, "meters", mi))
+    # A must-hit-by level is won by its trigger: no hand pays it.
+    mystery = {str(m["id"]) for _, m in meters if "must_hit_by" in m}
+    paid: set[str] = set(mystery)
+    tables = [(ti, t) for ti, t in _items(raw, "tables") if t.get("link") == link_id]
+    known = True  # every table's rows could be read: "no row pays" is then certain
+    for ti, table in tables:
+        rows = _meter_rows(table)
+        if rows is None:
+            known = False
             continue
-        names = [str(m["id"]) for _, m in meters]
-        for mi, level in meters:
-            yield from mystery_checks(level, ("links", li, "meters", mi))
-        # A must-hit-by level is won by its trigger: no hand pays it.
-        mystery = {str(m["id"]) for _, m in meters if "must_hit_by" in m}
-        paid: set[str] = set(mystery)
-        tables = [(ti, t) for ti, t in _items(raw, "tables") if t.get("link") == link_id]
-        known = True  # every table's rows could be read: "no row pays" is then certain
-        for ti, table in tables:
-            rows = _meter_rows(table)
-            if rows is None:
-                known = False
-                continue
-            for row, meter in rows:
-                name = names[0] if meter is None else meter
-                if name in mystery:
-                    yield (
-                        ("tables", ti, "pay_table", row),
-                        f"pays meter {name!r}, a must-hit-by level: its trigger wins it, "
-                        "not a hand (name another level)",
-                    )
-                elif name in names:
-                    paid.add(name)
-                else:
-                    has = ", ".join(names)
-                    yield (
-                        ("tables", ti, "pay_table", row),
-                        f"pays meter {meter!r}, which link {link_id!r} has not (its meters: {has})",
-                    )
-        if not tables or not known:
+        for row, meter in rows:
+            name = names[0] if meter is None else meter
+            problem = _row_problem(link_id, names, mystery, name, meter)
+            if problem is None:
+                paid.add(name)
+            else:
+                yield ("tables", ti, "pay_table", row), problem
+    if tables and known:
+        yield from _unpaid_levels(li, link_id, meters, paid)
+
+
+def _row_problem(
+    link_id: str, names: list[str], mystery: set[str], name: str, meter: str | None
+) -> str | None:
+    """What is wrong with a pay-table row paying meter `name` (`meter` as written), if
+    anything: a must-hit-by level, or a meter the link has not."""
+    if name in mystery:
+        return (
+            f"pays meter {name!r}, a must-hit-by level: its trigger wins it, "
+            "not a hand (name another level)"
+        )
+    if name in names:
+        return None
+    has = ", ".join(names)
+    return f"pays meter {meter!r}, which link {link_id!r} has not (its meters: {has})"
+
+
+def _unpaid_levels(
+    li: int, link_id: str, meters: list[tuple[int, Mapping[str, Any]]], paid: set[str]
+) -> Iterator[tuple[Loc, str]]:
+    """The link's levels no pay-table row pays: they would grow for ever."""
+    for mi, level in meters:
+        if level["id"] in paid:
             continue
-        for mi, level in meters:
-            if level["id"] in paid:
-                continue
-            yield (
-                ("links", li, "meters", mi, "id"),
-                f"no pay-table row of a table on link {link_id!r} pays meter {level['id']!r}: "
-                f"it would grow for ever (name it in a row, such as "
-                f'straight_flush = "{level["id"]}:1.00")',
-            )
+        yield (
+            ("links", li, "meters", mi, "id"),
+            f"no pay-table row of a table on link {link_id!r} pays meter {level['id']!r}: "
+            f"it would grow for ever (name it in a row, such as "
+            f'straight_flush = "{level["id"]}:1.00")',
+        )

@@ -72,6 +72,10 @@ class Settings(BaseSettings):
     # standby takes over this long after the leader's last renewal, by the database's
     # clock; the leader renews every third of it.
     lease_ms: int = Field(default=3_000, ge=100)
+    # The leader's lock (app/store/leader_lock.py): a standby takes over at once when the
+    # leader's process dies. It needs a direct connection (or a pooler in session mode):
+    # turn it off behind a transaction-mode pooler, and takeovers wait for the lease.
+    leader_lock: bool = True
     # A writer on a floor holding the demo floor's published tokens: only `jackpot demo`
     # and the tests set JACKPOT_DEMO_TOKENS=1 (docs/operations.md, "The floor file").
     demo_tokens: bool = False

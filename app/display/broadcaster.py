@@ -170,6 +170,21 @@ class Broadcaster:
         message = {"type": "meters", "seq": 0, "link": link, "meters": state.meter_list()}
         self._originate(state, message)
 
+    def retire(self, link: str) -> None:
+        """The link left the floor (app/state/transfers.py): its screens are sent a
+        `retired` message and closed, and it is served no more (404)."""
+        state = self._links.get(link)
+        if state is None:
+            return
+        if self.originates():
+            self._originate(state, {"type": "retired", "seq": 0, "link": link})
+        self._drop(state)
+
+    def _drop(self, state: LinkState) -> None:
+        del self._links[state.link]
+        for sub in tuple(state.subscribers):
+            sub.close()
+
     def lead(self, base_seq: int, values: Mapping[str, Mapping[str, str]]) -> None:
         """This writer process has just taken over (app/writer/leadership.py): every link
         starts again from a fresh snapshot with the current meter `values`, its seq at
@@ -247,6 +262,9 @@ class Broadcaster:
         state.apply(message)
         self.stats["messages"] += 1
         self._fan_out(state, text)
+        if message["type"] == "retired":  # the writer retired the link: no longer served
+            self._drop(state)
+            return True
         if state.local_status is not None:  # the feed is back: clear our own degraded
             state.local_status = None
             self._fan_out(state, self._snapshot_text(state))

@@ -32,7 +32,7 @@ SUBPROTOCOL = "jackpot"
 TOKEN_SUBPROTOCOL = "jackpot.token."
 
 
-def display_router(  # noqa: C901 - a router factory: each nested route adds its own branches
+def display_router(
     broadcaster: Broadcaster, *, display_token: str | None = None, screens: Screens | None = None
 ) -> APIRouter:
     """The display endpoints over one Broadcaster (writer or display role); `screens`
@@ -50,35 +50,7 @@ def display_router(  # noqa: C901 - a router factory: each nested route adds its
 
     @router.websocket("/v1/links/{link}/ws")
     async def link_ws(websocket: WebSocket, link: str) -> None:
-        # Accept first, then close with our code: a close before accepting reaches
-        # the browser as a bare HTTP 403 and the page could not tell why.
-        await websocket.accept(subprotocol=_subprotocol(websocket))
-        if display_token is not None and not _token_ok(websocket, display_token):
-            await websocket.close(4401, "display token required")
-            return
-        try:
-            subscription = broadcaster.subscribe(link)
-        except KeyError:
-            await websocket.close(4404, close_reason(f"unknown link {link!r}"))
-            return
-        sink = websocket.scope.get("extensions", {}).get(SINK)
-        if sink is not None:  # served by DisplayWebSocketProtocol: no queue, no task wake-ups
-            subscription.attach(sink)
-        if screens is None:
-            await _serve(websocket, subscription)
-            return
-        query = websocket.query_params
-        screen = screens.connect(
-            query.get("screen"),
-            link,
-            screen_name(query.get("name")),
-            _address(websocket),
-            wall_ms(),
-        )
-        try:
-            await _serve(websocket, subscription, lambda text: _ack(screens, screen, text))
-        finally:
-            screens.disconnect(screen)
+        await _serve_link(websocket, link, broadcaster, display_token, screens)
 
     @router.get("/display/{link}", response_model=None)
     async def display_page(link: str) -> Response:
@@ -106,6 +78,45 @@ def display_router(  # noqa: C901 - a router factory: each nested route adds its
         return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")
 
     return router
+
+
+async def _serve_link(
+    websocket: WebSocket,
+    link: str,
+    broadcaster: Broadcaster,
+    display_token: str | None,
+    screens: Screens | None,
+) -> None:
+    """A display's websocket: the token, the link's messages, and its `shown` acks."""
+    # Accept first, then close with our code: a close before accepting reaches
+    # the browser as a bare HTTP 403 and the page could not tell why.
+    await websocket.accept(subprotocol=_subprotocol(websocket))
+    if display_token is not None and not _token_ok(websocket, display_token):
+        await websocket.close(4401, "display token required")
+        return
+    try:
+        subscription = broadcaster.subscribe(link)
+    except KeyError:
+        await websocket.close(4404, close_reason(f"unknown link {link!r}"))
+        return
+    sink = websocket.scope.get("extensions", {}).get(SINK)
+    if sink is not None:  # served by DisplayWebSocketProtocol: no queue, no task wake-ups
+        subscription.attach(sink)
+    if screens is None:
+        await _serve(websocket, subscription)
+        return
+    query = websocket.query_params
+    screen = screens.connect(
+        query.get("screen"),
+        link,
+        screen_name(query.get("name")),
+        _address(websocket),
+        wall_ms(),
+    )
+    try:
+        await _serve(websocket, subscription, lambda text: _ack(screens, screen, text))
+    finally:
+        screens.disconnect(screen)
 
 
 # Screens stay up for weeks: have them revalidate so a new page reaches them on reload.

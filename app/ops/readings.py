@@ -60,6 +60,7 @@ class LeadershipReadings(Protocol):
     @property
     def takeovers(self) -> int: ...
     def lease_age_s(self) -> float | None: ...
+    def lock_held(self) -> bool: ...
 
 
 def leadership_reads(leadership: LeadershipReadings) -> list[Read]:
@@ -86,6 +87,12 @@ def leadership_reads(leadership: LeadershipReadings) -> list[Read]:
             "Times this process took the lease over",
             lambda: leadership.takeovers,
             kind="counter",
+        ),
+        Read(
+            "jackpot_writer_leader_lock",
+            "1 while this leader holds the leader's lock (a standby takes over at once if"
+            " it dies; 0: at the lease's expiry)",
+            lambda: leadership.lock_held(),
         ),
     ]
 

@@ -8,7 +8,7 @@ A table event's command is also what the journal's `body_sha256` covers
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -107,11 +107,31 @@ class ResumeCommand(_MeterCommand, frozen=True, kw_only=True, tag="resume"):
 InPlayCommand: TypeAlias = SuspendCommand | ResumeCommand
 
 
+# -- money moved to another meter, and a link taken off the floor (docs/api.md) ---------
+
+
+class TransferCommand(_MeterCommand, frozen=True, kw_only=True, tag="transfer"):
+    kind: ClassVar[str] = "transfer"
+    link: str
+    meter: str
+    to_link: str
+    to_meter: str
+    amount: int | Literal["above_seed", "all"]
+    include_reserve: bool
+    reason: str
+
+
+class RetireCommand(_MeterCommand, frozen=True, kw_only=True, tag="retire"):
+    kind: ClassVar[str] = "retire"
+    link: str
+    reason: str
+
+
 class ProposeCommand(_Command, frozen=True):
     """A supervisor's change held until a second supervisor approves it."""
 
     kind: ClassVar[str] = "propose"
-    change: MeterCommand | InPlayCommand
+    change: MeterCommand | InPlayCommand | TransferCommand | RetireCommand
 
     def proposed(self) -> dict[str, Any]:
         """The change as the proposal (and its entry) records it: its kind, then its fields."""
@@ -209,6 +229,8 @@ Command: TypeAlias = (
     | ConfigCommand
     | ConfigDecisionCommand
     | StartCommand
+    | TransferCommand
+    | RetireCommand
 )
 
 

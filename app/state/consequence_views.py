@@ -25,7 +25,7 @@ NAMES = {"value_before": "value_now", "reserve_before": "reserve_now"}
 
 def consequence(service: FloorData, change: dict[str, Any]) -> dict[str, Any] | None:
     """The figures, money as text; None when the meter or the round is no longer known,
-    or the change moves no meter (a suspension or a resumption)."""
+    or for any other change than a seed, a reset or a correction."""
     typed = change_of(change, "change")
     if not isinstance(typed, SeedChange | ResetChange | CorrectChange):
         return None

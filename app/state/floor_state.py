@@ -55,6 +55,8 @@ class FloorState:
     in_play: InPlay = field(default_factory=InPlay)
     # The parameters the journal put in force (app/state/parameters.py).
     parameters: ParametersInForce = field(default_factory=ParametersInForce)
+    # Retired links -> when, by whom, why (app/state/transfers.py): off the floor for good.
+    retired: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.floor = Floor(self.config.links, self.config.timing, self.config.retain_ms)

@@ -20,11 +20,13 @@ from msgspec import UNSET, to_builtins
 from app.state.account_kinds import ACCOUNT_KINDS, answer_account, prepare_account
 from app.state.alarm_kinds import acknowledge, acknowledge_answer
 from app.state.commands import (
+    ApproveCommand,
     BetsCommand,
     Command,
     OutcomeCommand,
     PaidCommand,
     ProposeCommand,
+    RetireCommand,
     TablePaidCommand,
     VoidCommand,
 )
@@ -47,8 +49,11 @@ from app.state.entries import (
     ResetEntry,
     ResumeChange,
     ResumeEntry,
+    RetireChange,
+    RetireEntry,
     SuspendChange,
     SuspendEntry,
+    TransferChange,
     VoidEntry,
     change_of,
     entry_draws,
@@ -78,6 +83,14 @@ from app.state.payments import (
 from app.state.reductions import check_reduction, with_reason_code
 from app.state.shape import FloorData, RoundExtras
 from app.state.start_kind import apply_start, prepare_start, start_answer
+from app.state.transfers import (
+    apply_retire,
+    apply_transfer,
+    check_not_retired,
+    check_retire,
+    check_tables,
+    check_transfer,
+)
 from app.state.views import bets_answer, outcome_answer, void_answer
 from jackpot.commands import SEMANTICS
 from jackpot.errors import (
@@ -135,6 +148,7 @@ def prepare_bets(
     rng: RandomSource,
 ) -> BetsEntry:
     settings = state.table(table).settings
+    check_not_retired(state, state.table(table).link)  # a retired link takes no bets (409)
     limit = state.config.max_open_rounds
     if state.floor.open_count(table, at_least=limit) >= limit:
         raise OpenRoundsLimitError(
@@ -317,11 +331,25 @@ def _prepare_change(service: FloorData, r: Request, now: int, rng: RandomSource)
     """An operator's entry: the command's fields (the route checked them) and who."""
     command = r.command
     check_reduction(command)
+    _check_retire_tables(service, command)
     if isinstance(command, ProposeCommand):
         fields: dict[str, Any] = {"change": command.proposed()}
     else:
         fields = to_builtins(command)
     return entry_from_dict({"kind": r.kind, "now": now, "by": r.by, **fields}, "request")
+
+
+def _check_retire_tables(service: FloorData, command: Command | None) -> None:
+    """A retirement asked for, proposed or approved: no table of the floor file names the
+    link (live only: app/state/transfers.py)."""
+    change: Any = command.change if isinstance(command, ProposeCommand) else command
+    if isinstance(command, ApproveCommand):
+        change = service.proposals.get(command.id, {}).get("change", {})
+        link = change.get("link") if change.get("kind") == "retire" else None
+    else:
+        link = change.link if isinstance(change, RetireCommand) else None
+    if link is not None:
+        check_tables(service, link)
 
 
 def _meter(service: FloorData, link_id: str, meter_id: str) -> dict[str, Any]:
@@ -339,6 +367,7 @@ def _apply_change(
     service: FloorData, entry: OperatorEntry, approved_by: str | None = None
 ) -> Result:
     """Who, when, what, before, after, why: every operator action, from the journal."""
+    check_not_retired(service, entry.link)  # a retired link's meters change no more
     before = _meter(service, entry.link, entry.meter)
     result = service.floor.apply(entry.command())
     correction = entry.correction if isinstance(entry, CorrectEntry) else None
@@ -362,15 +391,20 @@ def _apply_change(
 def _propose(service: FloorData, entry: ProposeEntry) -> Any:
     """A supervisor's change, held until a different one approves it (dual control)."""
     change = entry.proposed()
-    proposed = change.entry(entry.now, entry.by)
     # Checked now (unknown link or meter: 404; a seed above the ceiling) so that
     # approving cannot fail on it.
-    if isinstance(change, SuspendChange | ResumeChange):
+    if isinstance(change, TransferChange):
+        check_transfer(service, change, entry.now)
+    elif isinstance(change, RetireChange):
+        check_retire(service, change.link)
+    elif isinstance(change, SuspendChange | ResumeChange):
         check_in_play(service, change.entry(entry.now, entry.by))
     else:
+        check_not_retired(service, change.link)
         _meter(service, change.link, change.meter)
-    if not isinstance(proposed, ResetEntry | SuspendEntry | ResumeEntry):
-        check_change(service.floor, proposed.command())
+        proposed = change.entry(entry.now, entry.by)
+        if not isinstance(proposed, ResetEntry):
+            check_change(service.floor, proposed.command())
     pid = f"change-{len(service.proposals) + 1}"
     proposal = {
         "id": pid, "state": "proposed", "change": dict(entry.change), "by": entry.by,
@@ -401,9 +435,16 @@ def _proposal(service: FloorData, entry: ApproveEntry | RejectEntry) -> dict[str
 def _approve(service: FloorData, entry: ApproveEntry) -> Any:
     """The change applied as if it were an entry now, with the proposer as `by`."""
     proposal = _proposal(service, entry)
-    changed = change_of(proposal["change"], entry.id).entry(entry.now, proposal["by"])
-    if isinstance(changed, SuspendEntry | ResumeEntry):
-        result: Any = apply_in_play(service, changed, approved_by=entry.by)
+    change = change_of(proposal["change"], entry.id)
+    if isinstance(change, TransferChange):
+        result: Any = apply_transfer(service, change, entry.now, proposal["by"], entry.by)
+        proposal.update(state="approved", decided_by=entry.by, decided_at=entry.now)
+        return result
+    changed = change.entry(entry.now, proposal["by"])
+    if isinstance(changed, RetireEntry):
+        result = apply_retire(service, changed, approved_by=entry.by)
+    elif isinstance(changed, SuspendEntry | ResumeEntry):
+        result = apply_in_play(service, changed, approved_by=entry.by)
     else:
         result = _apply_change(service, changed, approved_by=entry.by)
     proposal.update(state="approved", decided_by=entry.by, decided_at=entry.now)
@@ -420,6 +461,10 @@ def _reject(service: FloorData, entry: RejectEntry) -> Any:
         "before": {"change": proposal["id"]}, "after": None, "reason": entry.reason,
     })  # fmt: skip
     return proposal
+
+
+def _retire(service: FloorData, entry: RetireEntry) -> Any:
+    return apply_retire(service, entry)
 
 
 def _in_play(service: FloorData, entry: SuspendEntry | ResumeEntry) -> Any:
@@ -478,6 +523,7 @@ KINDS: dict[str, Kind] = {
     "config_approve": Kind(apply_approve, prepare_decision, config_answer),  # type: ignore[arg-type]
     "config_reject": Kind(apply_reject, prepare_decision, config_answer),  # type: ignore[arg-type]
     "start": Kind(apply_start, prepare_start, start_answer),  # type: ignore[arg-type]
+    "retire": Kind(_retire, _prepare_change, _operator_answer),
 }
 # Operator accounts, personal tokens, tables' keys (app/state/account_kinds.py).
 KINDS.update(

@@ -86,6 +86,7 @@ def floor_view(
         "links": [
             _link_view(service, link_id, degraded, now)
             for link_id in (c.id for c in service.config.links)
+            if link_id not in service.retired  # off the floor: only the reports keep it
         ],
         "tables": tables,
         "acknowledged": acknowledgements(service),

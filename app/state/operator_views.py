@@ -7,6 +7,7 @@ from typing import Any
 from app.state.in_play_views import InPlayChanged, in_play_answer
 from app.state.shape import FloorData
 from app.state.timefmt import format_time
+from app.state.transfers import Retired, Transferred
 from app.state.views import reset_view
 from jackpot.money import format_money
 from jackpot.records import CorrectionRecord, ResetRecord, SeedChangeRecord
@@ -30,6 +31,8 @@ def operator_answer(service: FloorData, kind: str, result: object) -> dict[str, 
         return correction_view(result)
     if isinstance(result, InPlayChanged):
         return in_play_answer(result)
+    if isinstance(result, Transferred | Retired):
+        return result.answer()
     if isinstance(result, dict) and "change" in result:
         return proposal_view(result)
     raise TypeError(f"no answer for {kind}")
@@ -56,7 +59,7 @@ def correction_view(c: CorrectionRecord) -> dict[str, Any]:
 def proposal_view(p: dict[str, Any]) -> dict[str, Any]:
     change = {k: v for k, v in p["change"].items()}
     for key in ("seed", "amount"):
-        if key in change:
+        if isinstance(change.get(key), int):  # a transfer's may be "above_seed" or "all"
             change[key] = format_money(change[key])
     data = {
         "id": p["id"],

@@ -85,5 +85,6 @@ class FloorData(Protocol):
     seq: int
     in_play: InPlay
     parameters: ParametersInForce
+    retired: dict[str, dict[str, Any]]
 
     def table(self, table: str) -> TableConfig: ...

@@ -113,6 +113,11 @@ class PostgresLease:
         self._nonces = {record["epoch"]: nonce}
         return Term(record["epoch"], record["at_ms"], nonce)
 
+    def took(self, term: Term) -> None:
+        """A takeover made elsewhere with this holder's name (app/store/leader_lock.py):
+        renewed and released here."""
+        self._nonces = {term.epoch: term.nonce}
+
     async def renew(self, epoch: int) -> bool:
         """Extend our lease; False if another has taken it (we are deposed), or holds
         the same epoch under another nonce (it was handed out again after a rollback)."""

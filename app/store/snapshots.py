@@ -54,6 +54,8 @@ def dump_service(service: FloorState, seq: int, head: str) -> dict[str, Any]:
         state["in_play"] = service.in_play.dump()
     if service.parameters.history:  # absent before any `config` entry: older bytes kept
         state["parameters"] = service.parameters.dump()
+    if service.retired:  # only once a link was retired: older snapshots keep their bytes
+        state["retired"] = service.retired
     return state
 
 
@@ -89,6 +91,7 @@ def load_service(config: Any, state: dict[str, Any]) -> FloorState:
     service.payments = copy.deepcopy(state.get("payments", {}))
     service.seq = state["seq"]
     service.in_play = InPlay.load(state.get("in_play", ()))
+    service.retired = copy.deepcopy(state.get("retired", {}))
     return service
 
 

@@ -24,6 +24,8 @@ class Shown:
     in_play: dict[str, dict[str, object]] = field(default_factory=dict)
     # link -> meter -> a must-hit-by level's "must hit by" and commitment (never its trigger)
     levels: dict[str, dict[str, dict[str, object]]] = field(default_factory=dict)
+    # links retired (app/state/transfers.py): their screens are told and they leave
+    retired: list[str] = field(default_factory=list)
 
 
 class Announcer:
@@ -92,6 +94,8 @@ class Announcer:
         each once, so a claim made final by the same entries is shown only `final`)."""
         if self.broadcast is None:
             return Shown([], {})
+        retired = sorted(link for link in links if link in self.position.service.retired)
+        links = links - set(retired)
         # Claimed and final here: shown below, once. Claimed and void here: never shown.
         wins = [(a.link, win(a)) for a in claimed if a.state == PENDING]
         wins += [
@@ -108,7 +112,9 @@ class Announcer:
         in_play = {link: link_in_play(self.position.service, link) for link in links}
         floor = self.position.service.floor
         signs = ((link, level_signs(floor.link(link))) for link in links)
-        return Shown(wins, values, in_play, {link: shown for link, shown in signs if shown})
+        return Shown(
+            wins, values, in_play, {link: shown for link, shown in signs if shown}, retired
+        )
 
     def show(self, shown: Shown, finalized: list[AwardRecord | ResetRecord]) -> None:
         rounds = {(a.table, a.round) for a in finalized if isinstance(a, AwardRecord)}
@@ -130,6 +136,8 @@ class Announcer:
             self.broadcast.levels(link, levels)
         for link, info in shown.in_play.items():
             self.broadcast.in_play(link, info)
+        for link in shown.retired:
+            self.broadcast.retire(link)
 
 
 def win(award: AwardRecord) -> dict[str, object]:

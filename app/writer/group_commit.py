@@ -6,23 +6,29 @@ arrive meanwhile are applied and gathered into the next group, committed as soon
 first is (one commit in flight at a time, so the journal's order is the order of
 application). A failed commit refuses its group and the one gathered behind it (applied on
 top of it), and the state goes back to the last durable point (`Position.restore`).
+Each request's entry, answer and status are its kind's (app/state/kinds.py; `entry_of`,
+`answer_of`, `status_of` at the end).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import time
 from typing import Any
 
 from app.state.commands import command_body
+from app.state.entries import Entry
+from app.state.floor_state import FloorState
+from app.state.kinds import KINDS
+from app.state.views import outcome_answer
 from app.store.chain import body_sha256
 from app.store.errors import ChainBroken, DuplicateEntry, JournalUnavailable
 from app.store.journal import Journal, JournalRow
 from app.writer.announcer import Announcer
 from app.writer.group import AnswerOnCommit, Group, Submission
 from app.writer.journal_answers import recorded_answer
-from app.writer.kind_answers import answer_of, entry_of, outcome_now, status_of
 from app.writer.ports import WriterMetrics
 from app.writer.position import Position
 from app.writer.recovery import Recovery
@@ -173,6 +179,7 @@ class GroupCommitter:
             group.claimed.extend(result.awards)
         if isinstance(link, str):
             group.links.add(link)
+        group.links.update(getattr(result, "links", ()))  # a transfer changes two links
         status = status_of(sub)
         # The state as it is when answered: `_unapply` may have replaced it meanwhile.
         # The text journaled (and remembered) is the answer's one encoding: the HTTP
@@ -413,3 +420,30 @@ class GroupCommitter:
             position.replay(applied[seq])
         position.service.uncommitted = uncommitted
         return Unrecorded(f"{sub.kind} could not be recorded: an internal error; retry it")
+
+
+# -- a request's entry and answer, as its kind makes them (app/state/kinds.py) ----------
+
+
+def entry_of(service: FloorState, sub: Submission, now: int, rng: random.Random) -> Entry:
+    """The entry a request makes, with the server time (and the seeds it draws, for bets)."""
+    prepare = KINDS[sub.kind].prepare
+    if prepare is None:  # finalize, expire: the writer's timer makes them, no request
+        raise ValueError(f"{sub.kind} is not a request")
+    return prepare(service, sub, now, rng)
+
+
+def answer_of(service: FloorState, entry: Entry, result: object) -> dict[str, Any]:
+    """The answer recorded with the entry: the state as the entry leaves it."""
+    answer = KINDS[entry.kind].answer
+    assert answer is not None  # every kind a request makes answers it
+    return answer(service, entry, result)
+
+
+def outcome_now(service: FloorState, sub: Submission) -> dict[str, Any]:
+    """An outcome's answer with its awards as they stand now (final amounts included)."""
+    return outcome_answer(service, sub.table or "", sub.round or "")
+
+
+def status_of(sub: Submission) -> int:
+    return KINDS[sub.kind].status

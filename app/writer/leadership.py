@@ -2,7 +2,8 @@
 
 The lease in PostgreSQL (app/store/lease.py) says which `jackpot serve --role writer`
 process writes. A standby follows the journal as it is committed and takes over once the
-lease expires (a new epoch, set as the journal's fence); a leader that finds another epoch
+lease expires (a new epoch, set as the journal's fence), or at once when the leader's lock
+(app/store/leader_lock.py) says that its process is gone; a leader that finds another epoch
 refuses what it holds with 503, rebuilds its state from the journal and follows again.
 """
 
@@ -35,6 +36,18 @@ class Lease(Protocol):
     async def release(self, epoch: int) -> None: ...
 
 
+class LeaderLock(Protocol):
+    """What tells a standby at once that the leader's process is gone (optional): the
+    lease is still taken by its fenced statement, only sooner."""
+
+    held: int | None  # the epoch whose lock this process holds
+
+    async def acquire(self) -> Term | None: ...
+    async def leader_gone(self, seconds: float) -> Term | None: ...
+    async def keep(self, epoch: int) -> bool: ...
+    async def let_go(self) -> None: ...
+
+
 class Leadership:
     """Runs one writer process as the leader or as a hot standby, as the lease decides."""
 
@@ -46,8 +59,10 @@ class Leadership:
         *,
         on_lead: Callable[[Term], None] = lambda term: None,
         on_standby: Callable[[], None] = lambda: None,
+        lock: LeaderLock | None = None,
     ) -> None:
-        self.writer, self.journal, self.lease = writer, journal, lease
+        self.writer, self.journal, self.lease, self.lock = writer, journal, lease, lock
+        self.lock_lost = False  # the lock could not be had, as last found (said once)
         # What displays are shown on a takeover (a fresh snapshot, the pending awards),
         # and told on a step-down (nothing more from here): app/api/application.py.
         self.on_lead, self.on_standby = on_lead, on_standby
@@ -67,6 +82,10 @@ class Leadership:
         if not self.leading or self.renewed_at is None:
             return None
         return time.monotonic() - self.renewed_at
+
+    def lock_held(self) -> bool:
+        """Whether we lead holding our epoch's lock (a standby learns at once if we die)."""
+        return self.leading and self.lock is not None and self.lock.held == self.epoch
 
     def may_announce(self) -> bool:
         """Whether displays may take our messages: leading, and renewed within the
@@ -91,12 +110,16 @@ class Leadership:
         if self.leading:
             with contextlib.suppress(JournalUnavailable, OSError):
                 await self.lease.release(self.epoch)
+        if self.lock is not None:
+            await self.lock.let_go()
 
     async def _run(self) -> None:
         while True:
             if self.leading:
                 await asyncio.sleep(self.lease_s / 3)
                 await self._renew()
+                if self.leading and self.lock is not None:
+                    await self._keep_lock(self.lock)
             else:
                 await self._follow_or_take_over()
 
@@ -104,7 +127,10 @@ class Leadership:
         try:
             await self.follow()
             sent = time.monotonic()
-            term = await self.lease.acquire()
+            term = await self._acquire()
+            if term is None and self.lock is not None:
+                sent = time.monotonic()
+                term = await self._leader_gone(self.lock)
         except BrokenChain as error:
             log.error("standby: the journal's chain is broken, refusing to lead: %s", error)
             await asyncio.sleep(POLL_S)
@@ -114,10 +140,49 @@ class Leadership:
             await asyncio.sleep(POLL_S)
             return
         if term is None:
-            await asyncio.sleep(POLL_S)
+            if self.lock is None:
+                await asyncio.sleep(POLL_S)
             return
         self.renewed_at = sent
         await self._take_over(term)
+
+    async def _acquire(self) -> Term | None:
+        """The lease once expired: on the lock's session, holding the new epoch's lock
+        from the same statement; through the pool if that session cannot be had."""
+        if self.lock is not None:
+            try:
+                return await self.lock.acquire()
+            except (JournalUnavailable, OSError) as error:
+                self._lock_lost(error)
+        return await self.lease.acquire()
+
+    async def _leader_gone(self, lock: LeaderLock) -> Term | None:
+        """Between two polls, the leader's lock: the lease at once if its process is gone."""
+        try:
+            term = await lock.leader_gone(POLL_S)
+        except (JournalUnavailable, OSError) as error:
+            self._lock_lost(error)
+            await asyncio.sleep(POLL_S)
+            return None
+        if self.lock_lost:
+            log.warning("leader lock: watched again")
+        self.lock_lost = False
+        return term
+
+    async def _keep_lock(self, lock: LeaderLock) -> None:
+        if await lock.keep(self.epoch):
+            if self.lock_lost:
+                log.warning("leader lock held again at epoch %d", self.epoch)
+            self.lock_lost = False
+        else:
+            self._lock_lost(f"not held at epoch {self.epoch}")
+
+    def _lock_lost(self, why: object) -> None:
+        # Said once per loss. A leader without its lock is taken over at its lease's
+        # expiry, or at once by a standby that holds the lock (deposed: stands down).
+        if not self.lock_lost:
+            log.warning("leader lock: %s; takeovers wait for the lease meanwhile", why)
+        self.lock_lost = True
 
     async def follow(self) -> int:
         """Apply the entries committed since our seq, as recovery does. Returns how many."""
@@ -194,6 +259,8 @@ class Leadership:
         """Back to a standby's state: the journal's, rebuilt from its latest snapshot."""
         self.leading = False
         self.writer.stand_by()
+        if self.lock is not None:
+            await self.lock.let_go()  # our epoch's lock, for a standby's sake
         while True:
             try:
                 await self.writer.recover()

@@ -71,8 +71,8 @@ class Writer:
             DATABASE_URL=self.dsn,
             JACKPOT_LEASE_MS=str(LEASE_MS),
             JACKPOT_SNAPSHOT_EVERY="200",
-            **self.extra_env,
         )
+        env.update(self.extra_env)  # may set any of those too
         data = self.folder / f"{self.name}-data"
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(

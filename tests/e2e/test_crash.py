@@ -19,6 +19,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import cast
 
+import asyncpg
 import httpx
 import pytest
 
@@ -37,7 +38,7 @@ def start(data: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
         for k, v in os.environ.items()
         if k not in ("DATABASE_URL", "REDIS_URL", "JACKPOT_CONFIG")
     }
-    # Snapshots every 100 entries: forked children serialise the state while the load
+    # Snapshots every 100 entries: the snapshotter process stores them while the load
     # runs and the kill lands, and the restart recovers from one (plus the rows after).
     env["JACKPOT_SNAPSHOT_EVERY"] = "100"
     # The load opens rounds it never settles, more than the demo's max_open_rounds a table.
@@ -100,6 +101,25 @@ async def load(
     await asyncio.gather(*(worker(w) for w in range(16)))
 
 
+async def snapshot_stored(data: Path, within_s: float = 120.0) -> None:
+    """Wait until the server's database holds a snapshot (its embedded PostgreSQL's socket
+    is in data/postgres: app/store/database.py)."""
+    dsn = f"postgresql://postgres:@/jackpot?host={(data / 'postgres').resolve()}"
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            connection = await asyncpg.connect(dsn)
+            try:
+                if await connection.fetchval("SELECT count(*) FROM snapshots"):
+                    return
+            finally:
+                await connection.close()
+        except (OSError, asyncpg.PostgresError):
+            pass
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"no snapshot stored within {within_s} s")
+
+
 @pytest.fixture
 def data_dir() -> Iterator[Path]:
     # Run as root, pgserver runs PostgreSQL as its own user, which must be able to reach
@@ -122,6 +142,9 @@ def test_kill_9_loses_no_acknowledged_event_and_counts_none_twice(data_dir: Path
         async def run() -> None:
             stop = asyncio.Event()
             task = asyncio.create_task(load(port, posted, acked, stop))
+            # The kill lands once a snapshot is stored (the snapshotter follows the journal
+            # at its own pace: on a busy machine it may lag the first seconds' load).
+            await snapshot_stored(data)
             await asyncio.sleep(random.uniform(1.5, 4.0))
             proc.send_signal(signal.SIGKILL)  # at a random moment, mid-flight
             await asyncio.sleep(0.2)

@@ -11,6 +11,7 @@ const zero = (text) => !text || moneyUnits(text) === 0n;
 // [label, figure] pairs, in the order a supervisor reads them.
 export function figures(c, kind) {
   if (kind === "suspend" || kind === "resume") return [["Figures", "none: it moves no meter, it changes what is in play"]];
+  if (kind === "transfer" || kind === "retire") return [["Figures", "not computed for this change: read it above"]];
   if (!c) return [["Figures", "the meter or the round is no longer known"]];
   const rows = [["Value now", money(c.value_now)], ["Value after", money(c.value_after)]];
   if (kind === "seed") rows[1] = ["Value after", `${money(c.value_after)} (a seed change takes effect at the next reset)`];

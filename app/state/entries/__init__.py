@@ -58,6 +58,7 @@ from app.state.entries.rounds import (
 )
 from app.state.entries.starts import StartEntry
 from app.state.entries.suspensions import ResumeChange, ResumeEntry, SuspendChange, SuspendEntry
+from app.state.entries.transfers import RetireChange, RetireEntry, TransferChange
 from jackpot.canonical import canonical_json
 
 __all__ = [
@@ -72,6 +73,7 @@ __all__ = [
     "PaidAward", "PaidConfirmEntry", "PaidEntry", "TablePaidEntry",
     "ResumeChange", "ResumeEntry", "SuspendChange", "SuspendEntry",
     "AcknowledgeEntry",
+    "RetireChange", "RetireEntry", "TransferChange",
 ]  # fmt: skip
 __all__ += ["ConfigApproveEntry", "ConfigEntry", "ConfigProposeEntry", "ConfigRejectEntry"]
 __all__ += ["StartEntry"]
@@ -101,6 +103,7 @@ Entry: TypeAlias = (
     | ConfigApproveEntry
     | ConfigRejectEntry
     | StartEntry
+    | RetireEntry
 )
 
 

@@ -10,6 +10,7 @@ from msgspec import UNSET, Struct, UnsetType
 
 from app.state.entries.base import Base, EntryError, Version, version_of
 from app.state.entries.suspensions import ResumeChange, SuspendChange
+from app.state.entries.transfers import RetireChange, TransferChange
 from jackpot.commands import Correct, ResetMeter, SetSeed
 from jackpot.money import Money
 
@@ -94,13 +95,18 @@ class ProposeEntry(Base, tag="propose", kw_only=True, frozen=True):
         return change_of(self.change, "change")
 
 
-Proposable: TypeAlias = SeedChange | ResetChange | CorrectChange | SuspendChange | ResumeChange
+Proposable: TypeAlias = (
+    SeedChange | ResetChange | CorrectChange | SuspendChange | ResumeChange | TransferChange
+    | RetireChange
+)  # fmt: skip
 _CHANGES: dict[Any, type[Proposable]] = {
     "seed": SeedChange,
     "reset": ResetChange,
     "correct": CorrectChange,
     "suspend": SuspendChange,
     "resume": ResumeChange,
+    "transfer": TransferChange,
+    "retire": RetireChange,
 }
 
 
@@ -110,7 +116,8 @@ def change_of(data: Mapping[str, Any], where: str) -> Proposable:
     change = _CHANGES.get(data.get("kind"))
     if change is None:
         raise EntryError(
-            f"{where}: kind {data.get('kind')!r} is not seed, reset, correct, suspend or resume"
+            f"{where}: kind {data.get('kind')!r} is not seed, reset, correct, suspend, "
+            "resume, transfer or retire"
         )
     known = {k: v for k, v in data.items() if k == "kind" or k in change.__struct_fields__}
     try:

@@ -257,6 +257,9 @@ class Screens:
     def levels(self, link: str, levels: dict[str, dict[str, object]]) -> None:
         return None
 
+    def retire(self, link: str) -> None:
+        return None
+
 
 async def test_a_win_final_in_the_group_of_its_claim_is_shown_final_once_after_its_commit() -> None:
     """Docs/design.md "Broadcast": a royal flush posted more than `hold` after its

@@ -182,7 +182,8 @@ def _with(path: tuple[str | int, ...], value: Any, data: Any = None) -> Any:
           "meter": "m", "reason": "r"}},
          r"seq 7 \(propose\): change \(seed\): Object missing required field `seed`"),
         ({"kind": "propose", "now": 1, "by": "sam", "change": {"kind": "tip"}},
-         r"seq 7 \(propose\): change: kind 'tip' is not seed, reset, correct, suspend or resume"),
+         r"seq 7 \(propose\): change: kind 'tip' is not seed, reset, correct, suspend, "
+         r"resume, transfer or retire"),
         (["bets"], r"seq 7: Expected `object`, got `array`"),
     ],
 )  # fmt: skip
