@@ -20,6 +20,7 @@ from app.api.answers import (
     SeedAnswer,
 )
 from app.api.auth import Principal, Tokens
+from app.api.award_listing import award_page
 from app.api.reading import Auth, TableId, read_body, request_body, time_range
 from app.api.responses import JSON_OR_CSV, JSONResponse
 from app.api.schemas import CorrectionRequest, ResetRequest, SeedRequest
@@ -38,9 +39,8 @@ from app.state.commands import (
 from app.state.floor_state import FloorState
 from app.state.mystery_views import level_fields
 from app.state.operator_views import audit_view, proposal_view
-from app.state.payments import with_payment
 from app.state.regulator_meters import meters_view
-from app.state.views import Listed, every_award
+from app.store.past_award_book import AwardFilter
 from app.writer.writer import Writer
 from jackpot.commands import SEMANTICS
 from jackpot.money import format_money, format_rate, parse_money
@@ -207,25 +207,10 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:  # 
         `?state=final`: the unpaid liability (final, not yet paid)."""
         tokens.role(authorization, "operator")
         start, end = time_range(from_, to)
-        wanted = {"kind": kind, "link": link, "meter": meter, "table": table}
-        awards = [
-            a
-            for a in every_award(service())
-            if all(v is None or getattr(a, k) == v for k, v in wanted.items())
-            and start <= a.dealt_at < end
-        ]
-        awards.sort(key=Listed.order, reverse=True)
-        payments = service().payments
-
-        def paid_row(a: Listed) -> dict[str, Any]:
-            row = a.row()
-            return with_payment(row, payments.get(row["id"]))
-
-        if state is None:
-            total, rows = len(awards), [paid_row(a) for a in awards[offset : offset + limit]]
-        else:
-            every = [r for r in map(paid_row, awards) if r["state"] == state]
-            total, rows = len(every), every[offset : offset + limit]
+        where = AwardFilter(kind, link, meter, table, state, start, end)
+        rows, total = await award_page(
+            service, writer.journal, writer.committer.leaving, where, limit, offset
+        )
         if format == "csv":
             return Response(to_csv(rows, AWARD_COLUMNS), media_type="text/csv")
         return JSONResponse({"awards": rows, "total": total})
