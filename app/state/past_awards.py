@@ -1,6 +1,6 @@
 """Past awards: the awards that leave the state's memory for the journal database's
 `past_awards` table, so that memory and snapshots stay bounded however much the floor has
-paid (docs/design.md "Past awards").
+paid (docs/design.md, "Past awards").
 
 A fixed award leaves memory once nothing the writer decides can need it again: its round
 was pruned (settled retain_ms ago: it can no longer be voided) and it is void or paid.
