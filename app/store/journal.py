@@ -22,6 +22,7 @@ from app.store.database import Connections, ServerDatabase, create_pool
 from app.store.errors import ChainBroken, Deposed, DuplicateEntry, JournalUnavailable
 from app.store.packing import pack, unpack, unpack_bytes
 from app.store.past_award_book import AwardFilter, memory_page
+from app.store.past_award_book import by_id as past_awards_by_id
 from app.store.past_award_book import insert as insert_past_awards
 from app.store.past_award_book import page as read_past_awards
 
@@ -142,6 +143,15 @@ class MemoryJournal:
     async def past_awards_page(self, where: AwardFilter, first: int) -> tuple[list[PastAward], int]:
         self._check_open()
         return memory_page(self.past_awards.values(), where, first)
+
+    async def past_awards_by_id(self, ids: Sequence[str]) -> dict[str, PastAward]:
+        self._check_open()
+        return {i: self.past_awards[i] for i in ids if i in self.past_awards}
+
+    async def restore_past_awards(self, awards: Sequence[PastAward]) -> None:
+        self._check_open()
+        for award in awards:
+            self.past_awards.setdefault(award.id, award)
 
     async def lookup(self, idem_key: str) -> JournalRow | None:
         self._check_open()
@@ -328,6 +338,25 @@ class PostgresJournal:
                 return await read_past_awards(connection, where, first, self._timeout)
         except _UNAVAILABLE as error:
             raise JournalUnavailable(f"past awards read failed: {error!r}") from error
+
+    async def past_awards_by_id(self, ids: Sequence[str]) -> dict[str, PastAward]:
+        self._check_open()
+        try:
+            async with self._pool.acquire(timeout=self._timeout) as connection:
+                return await past_awards_by_id(connection, ids, self._timeout)
+        except _UNAVAILABLE as error:
+            raise JournalUnavailable(f"past awards read failed: {error!r}") from error
+
+    async def restore_past_awards(self, awards: Sequence[PastAward]) -> None:
+        self._check_open()
+        try:
+            async with (
+                self._pool.acquire(timeout=self._timeout) as connection,
+                connection.transaction(),
+            ):
+                await insert_past_awards(connection, awards)
+        except _UNAVAILABLE as error:
+            raise JournalUnavailable(f"past awards write failed: {error!r}") from error
 
     async def _fetchrow(self, query: str, *args: Any) -> Any:
         self._check_open()

@@ -81,6 +81,12 @@ class PastAwardBook(Protocol):
     async def past_awards_page(self, where: AwardFilter, first: int) -> tuple[list[PastAward], int]:
         """The `first` newest awards that match, in the listing's order, and how many match."""
 
+    async def past_awards_by_id(self, ids: Sequence[str]) -> dict[str, PastAward]:
+        """Those of these awards the book holds, by id."""
+
+    async def restore_past_awards(self, awards: Sequence[PastAward]) -> None:
+        """Write awards a replay found missing (app/store/past_award_check.py)."""
+
 
 def records(awards: Iterable[PastAward]) -> list[tuple[Any, ...]]:
     return [
@@ -122,6 +128,15 @@ async def page(
         f"SELECT count(*) FROM past_awards WHERE {condition}", *args, timeout=wait_s
     )
     return [_award(r) for r in rows], int(total)
+
+
+async def by_id(connection: Connection, ids: Sequence[str], wait_s: float) -> dict[str, PastAward]:
+    rows = await connection.fetch(
+        f"SELECT {', '.join(_COLUMNS)} FROM past_awards WHERE id = ANY($1::text[])",
+        list(ids),
+        timeout=wait_s,
+    )
+    return {r["id"]: _award(r) for r in rows}
 
 
 def _award(r: Any) -> PastAward:

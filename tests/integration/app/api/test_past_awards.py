@@ -12,7 +12,8 @@ import httpx
 import pytest
 
 from app.compose import WriterProcess
-from app.store.journal import MemoryJournal
+from app.store.journal import Journal, MemoryJournal, PostgresJournal
+from app.store.past_award_book import AwardFilter, PastAwardBook
 from tests.integration.app.support import build_server, running
 from tests.support import OPERATOR, Clock, bets_body
 
@@ -26,13 +27,19 @@ def clock() -> Clock:
     return Clock()
 
 
-@pytest.fixture
-def journal() -> MemoryJournal:
-    return MemoryJournal()
+@pytest.fixture(params=["memory", "postgres"])
+async def journal(request: pytest.FixtureRequest) -> AsyncIterator[Journal]:
+    """The same history on either journal lists the same."""
+    if request.param == "memory":
+        yield MemoryJournal()
+        return
+    adapter = await PostgresJournal.connect(request.getfixturevalue("fresh_dsn"))
+    yield adapter
+    await adapter.close()
 
 
 @pytest.fixture
-def server(clock: Clock, journal: MemoryJournal) -> WriterProcess:
+def server(clock: Clock, journal: Journal) -> WriterProcess:
     return build_server(journal=journal, clock=clock, outcome_wait_s=0.2)
 
 
@@ -74,12 +81,20 @@ async def listing(client: httpx.AsyncClient, **query: Any) -> dict[str, Any]:
     return answer
 
 
+async def stored(journal: Journal) -> set[str]:
+    """The ids of the awards the journal's book holds."""
+    assert isinstance(journal, PastAwardBook)
+    page, total = await journal.past_awards_page(AwardFilter(), 1_000_000)
+    assert total == len(page)
+    return {a.id for a in page}
+
+
 def brief(rows: list[dict[str, Any]]) -> list[tuple[str, str, str, str]]:
     return [(r["id"], r["state"], r["amount"], r["kind"]) for r in rows]
 
 
 async def test_settled_awards_leave_memory_and_are_listed_the_same(
-    client: httpx.AsyncClient, clock: Clock, server: WriterProcess, journal: MemoryJournal
+    client: httpx.AsyncClient, clock: Clock, server: WriterProcess, journal: Journal
 ) -> None:
     for n in range(ROUNDS):
         await play(client, clock, n)
@@ -91,7 +106,7 @@ async def test_settled_awards_leave_memory_and_are_listed_the_same(
     before = await listing(client, limit=1000)
     assert brief(before["awards"]) == expected
     assert before["total"] == ROUNDS
-    assert journal.past_awards == {}  # nothing pruned yet
+    assert await stored(journal) == set()  # nothing pruned yet
 
     clock.now += RETAIN_MS + 10_000
     await play(client, clock, ROUNDS)  # the writer's timer prunes as it is applied
@@ -100,7 +115,7 @@ async def test_settled_awards_leave_memory_and_are_listed_the_same(
     after = await listing(client, limit=1000)
     assert brief(after["awards"]) == expected
     assert after["awards"][1:] == before["awards"]
-    left = {a.id for a in journal.past_awards.values()}
+    left = await stored(journal)
     assert left == {e[0] for e in expected[1:] if e[1] != "final"}
     state = server.writer.service
     kept = {f"T03/{p.round}/1/player/fixed" for p in state.floor.past_fixed}
