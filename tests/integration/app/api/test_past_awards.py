@@ -13,6 +13,7 @@ import pytest
 
 from app.compose import WriterProcess
 from app.store.journal import Journal, MemoryJournal, PostgresJournal
+from app.store.snapshots import dump_text
 from app.store.past_award_book import AwardFilter, PastAwardBook
 from tests.integration.app.support import build_server, running
 from tests.support import OPERATOR, Clock, bets_body
@@ -134,3 +135,26 @@ async def test_settled_awards_leave_memory_and_are_listed_the_same(
         "/v1/awards", params={"table": "T03", "format": "csv", "limit": 3}, headers=OPERATOR
     )
     assert csv.text.splitlines()[1].startswith(expected[0][0] + ",")
+
+
+async def test_memory_and_snapshot_keep_no_settled_award_however_many() -> None:
+    """2,000 rounds with a fixed award each, then pruned: the state's `past_fixed` keeps
+    only the final unpaid ones, and the snapshot names none of the settled rounds."""
+    clock = Clock()
+    server = build_server(journal=MemoryJournal(), clock=clock, outcome_wait_s=0.2)
+    rounds = 2_000
+    async with running(server.app) as client:
+        for n in range(rounds):
+            await play(client, clock, n)
+        clock.now += RETAIN_MS + 10_000
+        await play(client, clock, rounds)  # void: it stays in its round, not yet pruned
+        state = server.writer.service
+        position = server.writer.position
+        snapshot = dump_text(state, position.seq, position.head)
+    unpaid = {f"P{n:03d}" for n in range(rounds) if n % 3 != 0 and n % 2 != 0}
+    assert len(unpaid) == 667
+    assert {p.round for p in state.floor.past_fixed} == unpaid
+    assert len(state.floor.past_fixed) == 667
+    settled = [f"P{n:03d}" for n in range(rounds) if f"P{n:03d}" not in unpaid]
+    assert not [r for r in settled if f'"{r}"' in snapshot]
+    assert all(f'"{r}"' in snapshot for r in unpaid)
