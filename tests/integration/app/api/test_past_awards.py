@@ -13,8 +13,8 @@ import pytest
 
 from app.compose import WriterProcess
 from app.store.journal import Journal, MemoryJournal, PostgresJournal
-from app.store.snapshots import dump_text
 from app.store.past_award_book import AwardFilter, PastAwardBook
+from app.store.snapshots import dump_text
 from tests.integration.app.support import build_server, running
 from tests.support import OPERATOR, Clock, bets_body
 
