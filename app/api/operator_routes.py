@@ -20,6 +20,7 @@ from app.api.answers import (
     SeedAnswer,
 )
 from app.api.auth import Principal, Tokens
+from app.api.award_listing import award_page, past_for_export
 from app.api.exports import JSON_OR_EXPORT, export_response
 from app.api.reading import Auth, TableId, read_body, request_body, time_range
 from app.api.responses import JSON_OR_CSV, JSONResponse
@@ -41,14 +42,9 @@ from app.state.floor_state import FloorState
 from app.state.hold_views import with_holds
 from app.state.mystery_views import level_fields
 from app.state.operator_views import audit_view, proposal_view
-from app.state.record_listings import (
-    AuditFilter,
-    AwardFilter,
-    matching_audit,
-    matching_awards,
-    paid_row,
-)
+from app.state.record_listings import AuditFilter, AwardFilter, matching_audit
 from app.state.regulator_meters import meters_view
+from app.store.past_award_book import AwardFilter as PastFilter
 from app.writer.writer import Writer
 from jackpot.commands import SEMANTICS
 from jackpot.money import format_money, format_rate, parse_money
@@ -211,16 +207,22 @@ def operator_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:  # 
         `format=csv|jsonl` exports every match (or `limit` of them), streamed."""
         tokens.role(authorization, "operator")
         start, end = time_range(from_, to)
-        wanted = AwardFilter(start, end, kind, link, meter, table, state)
+        # Past awards are in the journal's database (app/store/past_award_book.py), the
+        # ones a decision or a payment may still need in memory: both are listed.
+        past = PastFilter(kind, link, meter, table, state, start, end)
         if format != "json":
             page = Page(offset, limit)
-            stream = await export_awards(service(), wanted, page, format, writer.clock())
+            gone = await past_for_export(writer.journal, writer.committer.leaving, past, page.end)
+            wanted = AwardFilter(start, end, kind, link, meter, table, state)
+            stream = await export_awards(service(), wanted, page, format, writer.clock(), gone)
             return await export_response(stream, "awards", format)
-        awards = matching_awards(service(), wanted)
+        rows, total = await award_page(
+            service, writer.journal, writer.committer.leaving, past, limit or PAGE, offset
+        )
         now = writer.clock()
-        shown = awards[offset : offset + (limit or PAGE)]
-        rows = [with_holds(service(), paid_row(service(), a), now) for a in shown]
-        return JSONResponse({"awards": rows, "total": len(awards)})
+        return JSONResponse(
+            {"awards": [with_holds(service(), r, now) for r in rows], "total": total}
+        )
 
     @api.get("/v1/journal/head", tags=["operators"], response_model=JournalHead)
     async def get_journal_head(authorization: Auth = None) -> Response:

@@ -8,6 +8,7 @@ then the file itself.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
@@ -18,6 +19,7 @@ from app.audit.spreadsheet_csv import write_csv
 from app.state.audit_views import AUDIT_COLUMNS, audit_csv_row
 from app.state.hold_views import with_holds
 from app.state.operator_views import audit_view
+from app.state.past_awards import PastAward
 from app.state.record_listings import (
     AWARD_COLUMNS,
     AuditFilter,
@@ -40,9 +42,12 @@ class Page:
     offset: int = 0
     limit: int | None = None
 
+    @property
+    def end(self) -> int | None:
+        return None if self.limit is None else self.offset + self.limit
+
     def of(self, rows: list[Any]) -> list[Any]:
-        end = None if self.limit is None else self.offset + self.limit
-        return rows[self.offset : end]
+        return rows[self.offset : self.end]
 
 
 def write_records(
@@ -70,19 +75,32 @@ def _rendered(
 
 
 async def export_awards(
-    service: FloorData, wanted: AwardFilter, page: Page, format: str, now: int
+    service: FloorData,
+    wanted: AwardFilter,
+    page: Page,
+    format: str,
+    now: int,
+    past: tuple[list[PastAward], int] = ([], 0),
 ) -> AsideStream:
     """JSON lines give a pending award's `held_by` and `final_by` at `now`, as the
-    listing does; the CSV keeps its columns."""
+    listing does; the CSV keeps its columns. `past`: the awards that left memory
+    (app/api/award_listing.py `past_for_export`) and how many match, merged in the
+    listing's order (on equal keys the one in memory first)."""
+    gone, gone_total = past
 
-    def render(a: Listed) -> dict[str, Any]:
+    def render(a: Listed | PastAward) -> dict[str, Any]:
+        if isinstance(a, PastAward):
+            row: dict[str, Any] = json.loads(a.row)
+            return row
         row = paid_row(service, a)
         return with_holds(service, row, now) if format == "jsonl" else row
 
     def work(out: BinaryIO) -> None:
         awards = matching_awards(service, wanted)
-        rows = _rendered(page.of(awards), render)
-        write_records(out, len(awards), rows, AWARD_COLUMNS, format)
+        merged = [(a.order(), 1, a) for a in awards] + [(a.order()[:6], 0, a) for a in gone]
+        merged.sort(key=lambda item: (item[0], item[1]), reverse=True)
+        rows = _rendered(page.of([item[2] for item in merged]), render)
+        write_records(out, len(awards) + gone_total, rows, AWARD_COLUMNS, format)
 
     return await stream_aside(work)
 

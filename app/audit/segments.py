@@ -8,6 +8,7 @@ import contextlib
 import gc
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict
 from typing import Any, Protocol
 
 import orjson
@@ -16,7 +17,10 @@ from app.audit.checkpoint import Checkpoint, snapshot_sha256, stored_snapshot
 from app.audit.findings import KEEP, Discrepancy, Report
 from app.audit.replay_check import Verifier
 from app.state.floor_state import FloorConfig
+from app.state.past_awards import PastAward
 from app.store.journal import JournalSource, read_only_journal
+from app.store.past_award_book import PastAwardBook
+from app.store.past_award_check import BATCH, compare
 
 Segment = tuple[int, int, bool, int | None]  # start, stop, ends_on_snapshot, mark
 
@@ -79,12 +83,15 @@ async def verify_segment(
         if verifier.check_snapshot(text):
             verifier.checkpoint = Checkpoint(verifier.seq, verifier.head, snapshot_sha256(text))
 
+    audit = PastAwardAudit(journal, verifier)
     with without_cyclic_gc():
         if stop > start:
             rows = journal.read(start)
             async with contextlib.aclosing(rows):  # type: ignore[type-var]
                 async for row in rows:
+                    verifier.service.leaving = []
                     verifier.feed(row)
+                    await audit.after_entry()
                     if advance is not None and not verifier.entries % 2_048:
                         advance(verifier.entries)
                     if row.seq == marked and verifier.ok:
@@ -93,9 +100,36 @@ async def verify_segment(
                         reach(mark_text)
                     if row.seq >= stop:
                         break
+        await audit.check()
         if ends_on_snapshot:
             reach(await stored_snapshot(journal, stop))
     return verifier.report()
+
+
+class PastAwardAudit:
+    """The awards the replay makes leave memory, checked a batch at a time against the
+    `past_awards` table when the journal is a database's (app/store/past_award_check.py)."""
+
+    def __init__(self, journal: JournalSource, verifier: Verifier) -> None:
+        self.journal, self.verifier = journal, verifier
+        self.leaving: list[PastAward] = []
+
+    async def after_entry(self) -> None:
+        self.leaving += self.verifier.service.leaving
+        if len(self.leaving) >= BATCH:
+            await self.check()
+
+    async def check(self) -> None:
+        awards, self.leaving = self.leaving, []
+        if not awards or not isinstance(self.journal, PastAwardBook):
+            return
+        for f in await compare(self.journal, awards):
+            state = "missing" if f.stored is None else "differs from the replay"
+            stored = None if f.stored is None else asdict(f.stored)
+            what = f"past_awards row {f.award.id}: {state}"
+            self.verifier.note(
+                Discrepancy(f.award.seq, "past_awards", what, stored, asdict(f.award))
+            )
 
 
 def merge(reports: list[Report]) -> Report:

@@ -21,6 +21,7 @@ from app.state.entries import Entry, entry_from_dict
 from app.state.entries import idempotency_key as idempotency_key
 from app.state.kinds import KINDS
 from app.state.parameters import ParametersInForce
+from app.state.past_awards import PastAward
 from app.state.shape import FloorConfig as FloorConfig
 from app.state.shape import RoundExtras as RoundExtras
 from app.state.shape import TableConfig as TableConfig
@@ -57,6 +58,9 @@ class FloorState:
     parameters: ParametersInForce = field(default_factory=ParametersInForce)
     # Retired links -> when, by whom, why (app/state/transfers.py): off the floor for good.
     retired: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # The awards the last entry applied made leave memory (app/state/past_awards.py), for
+    # the writer to write beside its journal row; not part of the state (not snapshotted).
+    leaving: list[PastAward] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.floor = Floor(self.config.links, self.config.timing, self.config.retain_ms)
@@ -73,6 +77,7 @@ class FloorState:
         """Apply one entry (a journal entry's JSON object is decoded first: EntryError if
         it is not one). Atomic: a refused entry (JackpotError) changes nothing."""
         typed = entry if isinstance(entry, msgspec.Struct) else entry_from_dict(entry)
+        self.leaving = []
         result = KINDS[typed.kind].apply(self, typed)
         self.seq += 1
         return result

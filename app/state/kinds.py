@@ -71,6 +71,7 @@ from app.state.parameter_kinds import (
     prepare_config,
     prepare_decision,
 )
+from app.state.past_awards import settle_paid, settle_pruned
 from app.state.payments import (
     PaymentResult,
     apply_paid,
@@ -307,7 +308,9 @@ def _void_answer(service: FloorData, entry: VoidEntry, result: Any) -> dict[str,
 
 
 def _apply_finalize(service: FloorData, entry: FinalizeEntry) -> Result:
+    since = len(service.floor.past_fixed)
     result = service.floor.apply(entry.command())
+    service.leaving += settle_pruned(service, since)  # void or paid: they leave memory
     assert isinstance(result, FinalizeResult)
     for table, round_id in result.pruned:  # settled long enough ago: the journal answers
         service.extras.pop((table, round_id), None)
@@ -493,8 +496,16 @@ def _prepare_table_paid(service: FloorData, r: Request, now: int, rng: RandomSou
 
 
 def _paid(apply: Callable[[FloorData, Any], PaymentResult]) -> Callable[[FloorData, Any], Any]:
-    """A payment's apply: its result is the payments recorded, not a core result."""
-    return lambda service, entry: apply(service, entry)
+    """A payment's apply: its result is the payments recorded, not a core result. A
+    pruned award now paid leaves memory (app/state/past_awards.py)."""
+
+    def paid(service: FloorData, entry: Any) -> PaymentResult:
+        result = apply(service, entry)
+        for record in result.payments:
+            service.leaving += settle_paid(service, record["award"])
+        return result
+
+    return paid
 
 
 _CHANGE = Kind(_apply_change, _prepare_change, _operator_answer)

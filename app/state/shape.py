@@ -21,6 +21,7 @@ from tables.bets import TableSettings
 
 if TYPE_CHECKING:
     from app.state.parameters import ParametersInForce
+    from app.state.past_awards import PastAward
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,5 +87,6 @@ class FloorData(Protocol):
     in_play: InPlay
     parameters: ParametersInForce
     retired: dict[str, dict[str, Any]]
+    leaving: list[PastAward]  # the awards the last entry applied made leave memory
 
     def table(self, table: str) -> TableConfig: ...

@@ -100,9 +100,9 @@ def every_award(service: FloorData) -> Iterator[Listed]:
         yield _meter_listed(service, a)
     for rnd in floor.rounds.values():
         for f in rnd.fixed:
-            yield _listed(rnd.table, rnd.round, rnd.link, f.award, f.voided, rnd.closed_at)
+            yield fixed_listed(rnd.table, rnd.round, rnd.link, f.award, f.voided, rnd.closed_at)
     for p in floor.past_fixed:
-        yield _listed(p.table, p.round, p.link, p.award, p.voided, 0)
+        yield fixed_listed(p.table, p.round, p.link, p.award, p.voided, 0)
 
 
 def _meter_listed(service: FloorData, a: AwardRecord) -> Listed:
@@ -114,7 +114,7 @@ def _meter_listed(service: FloorData, a: AwardRecord) -> Listed:
     )
 
 
-def _listed(
+def fixed_listed(
     table: str, round_id: str, link: str | None, f: FixedAward, voided: bool, closed_at: int
 ) -> Listed:
     dealt_at = closed_at if f.dealt_at is None else f.dealt_at

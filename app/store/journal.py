@@ -17,9 +17,14 @@ from typing import Any, Protocol
 
 import asyncpg
 
+from app.state.past_awards import PastAward
 from app.store.database import Connections, ServerDatabase, create_pool
 from app.store.errors import ChainBroken, Deposed, DuplicateEntry, JournalUnavailable
 from app.store.packing import pack, unpack, unpack_bytes
+from app.store.past_award_book import AwardFilter, memory_page
+from app.store.past_award_book import by_id as past_awards_by_id
+from app.store.past_award_book import insert as insert_past_awards
+from app.store.past_award_book import page as read_past_awards
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +37,9 @@ class JournalRow:
     entry: str  # canonical JSON, byte-exact (the hash chain covers these bytes)
     answer: str | None  # canonical JSON of the first answer, returned to retries
     hash: str  # chain hash: of the previous row's hash and this row
+    # The awards this entry made leave memory (app/state/past_awards.py): `append` writes
+    # them to `past_awards` in the rows' transaction. Not part of the entry or its hash.
+    awards: tuple[PastAward, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +109,7 @@ class MemoryJournal:
         self._by_seq: dict[int, JournalRow] = {}
         self._by_key: dict[str, JournalRow] = {}
         self._snapshots: dict[int, tuple[int, bytes]] = {}  # seq -> (taken at, packed)
+        self.past_awards: dict[str, PastAward] = {}  # the `past_awards` table's rows
         self._closed = False
 
     def _check_open(self) -> None:
@@ -127,6 +136,22 @@ class MemoryJournal:
         self._rows.extend(rows)
         if any(a.seq > b.seq for a, b in zip(self._rows, self._rows[1:], strict=False)):
             self._rows.sort(key=lambda row: row.seq)
+        for row in rows:
+            for award in row.awards:
+                self.past_awards.setdefault(award.id, award)
+
+    async def past_awards_page(self, where: AwardFilter, first: int) -> tuple[list[PastAward], int]:
+        self._check_open()
+        return memory_page(self.past_awards.values(), where, first)
+
+    async def past_awards_by_id(self, ids: Sequence[str]) -> dict[str, PastAward]:
+        self._check_open()
+        return {i: self.past_awards[i] for i in ids if i in self.past_awards}
+
+    async def restore_past_awards(self, awards: Sequence[PastAward]) -> None:
+        self._check_open()
+        for award in awards:
+            self.past_awards.setdefault(award.id, award)
 
     async def lookup(self, idem_key: str) -> JournalRow | None:
         self._check_open()
@@ -280,9 +305,18 @@ class PostgresJournal:
                         timeout=self._timeout,
                     )
                     self._epochs[pid] = self.fence
-                await connection.copy_records_to_table(
-                    "journal", records=records, columns=_COLUMNS, timeout=self._timeout
-                )
+                awards = [a for r in rows for a in r.awards]
+                if not awards:
+                    await connection.copy_records_to_table(
+                        "journal", records=records, columns=_COLUMNS, timeout=self._timeout
+                    )
+                    return
+                # The awards that leave memory with these entries: in their transaction.
+                async with connection.transaction():
+                    await connection.copy_records_to_table(
+                        "journal", records=records, columns=_COLUMNS, timeout=self._timeout
+                    )
+                    await insert_past_awards(connection, awards)
         except asyncpg.UniqueViolationError as error:
             raise DuplicateEntry(error.detail or str(error)) from error
         except _UNAVAILABLE as error:
@@ -296,6 +330,33 @@ class PostgresJournal:
                 self._epochs.clear()
                 raise JournalUnavailable(f"journal write failed: {error!r}") from error
             raise
+
+    async def past_awards_page(self, where: AwardFilter, first: int) -> tuple[list[PastAward], int]:
+        self._check_open()
+        try:
+            async with self._pool.acquire(timeout=self._timeout) as connection:
+                return await read_past_awards(connection, where, first, self._timeout)
+        except _UNAVAILABLE as error:
+            raise JournalUnavailable(f"past awards read failed: {error!r}") from error
+
+    async def past_awards_by_id(self, ids: Sequence[str]) -> dict[str, PastAward]:
+        self._check_open()
+        try:
+            async with self._pool.acquire(timeout=self._timeout) as connection:
+                return await past_awards_by_id(connection, ids, self._timeout)
+        except _UNAVAILABLE as error:
+            raise JournalUnavailable(f"past awards read failed: {error!r}") from error
+
+    async def restore_past_awards(self, awards: Sequence[PastAward]) -> None:
+        self._check_open()
+        try:
+            async with (
+                self._pool.acquire(timeout=self._timeout) as connection,
+                connection.transaction(),
+            ):
+                await insert_past_awards(connection, awards)
+        except _UNAVAILABLE as error:
+            raise JournalUnavailable(f"past awards write failed: {error!r}") from error
 
     async def _fetchrow(self, query: str, *args: Any) -> Any:
         self._check_open()

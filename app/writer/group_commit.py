@@ -22,6 +22,7 @@ from app.state.commands import command_body
 from app.state.entries import Entry
 from app.state.floor_state import FloorState
 from app.state.kinds import KINDS
+from app.state.past_awards import PastAward
 from app.state.views import outcome_answer
 from app.store.chain import body_sha256
 from app.store.errors import ChainBroken, DuplicateEntry, JournalUnavailable
@@ -199,6 +200,11 @@ class GroupCommitter:
         remembered = position.answers.get(key)
         # Not remembered (a restart since): the route reads it from the journal.
         return lambda: (200, remembered if remembered is not None else {})
+
+    def leaving(self) -> list[PastAward]:
+        """The awards that left memory with rows not yet committed: listed meanwhile."""
+        groups = [g for g in (self.committing, self.gathering) if g is not None]
+        return [a for g in groups for r in g.rows for a in r.awards]
 
     def _take(self) -> Group | None:
         """The gathered group, for its commit or its refusal; the loop may gather anew."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.state.entries import Entry, entry_from_dict, entry_text
@@ -66,14 +66,16 @@ class Position:
         return next_row(self.seq, self.head, entry, key, body_sha, answer)
 
     def append(self, rows: list[JournalRow], row: JournalRow) -> None:
-        """The row joins its group and becomes the chain's head."""
-        rows.append(row)
+        """The row joins its group and becomes the chain's head, with the awards its
+        entry made leave memory: written in the same transaction (app/state/past_awards.py)."""
+        leaving, self.service.leaving = self.service.leaving, []
+        rows.append(replace(row, awards=tuple(leaving)) if leaving else row)
         self.seq, self.head = row.seq, row.hash
 
     def keep(self, rows: Iterable[JournalRow]) -> None:
         """Committed rows: the base's state is rebuilt with them (`since_base`)."""
         for row in rows:
-            self.since_base.append(row)
+            self.since_base.append(replace(row, awards=()) if row.awards else row)
             self.since_base_size += len(row.entry)
 
     def remember(self, key: str, answer: str) -> None:

@@ -7,6 +7,7 @@ import gc
 
 from app.store.continuity import check_base
 from app.store.journal import Journal
+from app.store.past_award_check import Rebuild
 from app.writer.announcer import Announcer
 from app.writer.group import Group
 from app.writer.position import Position
@@ -42,10 +43,16 @@ class Recovery:
                 position.restore()
             await check_base(self.journal, position.seq, position.head)
             replayed = 0
+            # The awards the replayed entries make leave memory: the table must hold them.
+            rebuild = Rebuild(self.journal)
             async for row in self.journal.read(position.seq):
                 position.replay(row)
                 position.keep((row,))
                 replayed += 1
+                if position.service.leaving:
+                    await rebuild.add(position.service.leaving)
+                    position.service.leaving = []
+            await rebuild.flush()
         finally:
             gc.enable()
         return replayed

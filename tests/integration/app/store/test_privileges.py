@@ -27,7 +27,7 @@ from tests.support import ROOT, rewrite_history
 
 pytestmark = pytest.mark.integration
 
-HEAD = "0008"
+HEAD = "0009"
 
 STATEMENTS = [
     "UPDATE journal SET kind = 'x'",
