@@ -15,6 +15,7 @@ from app.config.floor_config import floor_config
 from app.config.floor_file import load_floor, token_hash
 from app.state.commands import Command
 from app.state.floor_state import FloorState
+from app.state.sealing import DEMO_KEY
 from app.state.timefmt import format_time
 from app.store.journal import JournalRow
 from jackpot.canonical import loads_exact
@@ -96,7 +97,7 @@ def table(table_id: str, /, *, token: str, **fields: str) -> str:
 
 def replayed(rows: list[JournalRow]) -> FloorState:
     """The state the entries give, applied one by one to an empty floor."""
-    config = floor_config(load_floor(DEMO))
+    config = floor_config(load_floor(DEMO), DEMO_KEY)
     service = FloorState(config)
     for row in rows:
         service.apply(loads_exact(row.entry, f"journal entry {row.seq}"))
