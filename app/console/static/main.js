@@ -2,6 +2,7 @@
 
 import { $, clear, el } from "./dom.js";
 import { ApiError, call, get, session } from "./api.js";
+import { renderLevels } from "./levels.js";
 import { Live } from "./live.js";
 import { closeMeter, renderFloor } from "./floor.js";
 import { refreshForms, renderProposals, setupChanges } from "./changes.js";
@@ -75,6 +76,7 @@ function report(text, kind) {
 function onFloor(floor) {
   state.floor = floor;
   renderFloor(floor, { unreachable: state.unreachable });
+  renderLevels(floor);
   renderProposals(floor);
   refreshForms();
   renderInPlay(floor);
