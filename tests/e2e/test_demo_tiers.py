@@ -165,7 +165,7 @@ async def test_the_console_shows_every_level_and_a_mystery_hit_with_its_reveal(
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     try:
-        tiers = page.locator('#levels article[data-link="tiers"]')
+        tiers = page.locator('#levels article[data-levels="tiers"]')
         levels = tiers.locator("section.level")
         await expect(levels).to_have_count(3)
         for i, (meter, name) in enumerate(LEVELS):

@@ -76,8 +76,9 @@ export function renderLevels(floor) {
   const root = clear($("#levels"));
   root.append(el("h3", { id: "levels-title", text: "Levels and their last hits" }));
   for (const link of floor.links) {
-    root.append(el("article", { class: "levels-link", dataset: { link: link.link } },
-      el("h4", {}, el("span", { class: "link-name", text: link.name }), el("span", { class: "muted", text: ` (${link.link})` })),
+    // Attributes of its own: the link cards above are found by article[data-link].
+    root.append(el("article", { class: "levels-link", dataset: { levels: link.link } },
+      el("h4", {}, el("span", { class: "levels-name", text: link.name }), el("span", { class: "muted", text: ` (${link.link})` })),
       el("div", { class: "levels-row" }, link.meters.map((m) => level(floor, m, redraw)))));
   }
 }
