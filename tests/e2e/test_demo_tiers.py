@@ -12,6 +12,7 @@ import hashlib
 import re
 import time
 from collections.abc import Awaitable, Callable
+from decimal import Decimal
 from typing import Any
 
 import httpx
@@ -102,7 +103,8 @@ async def test_the_demo_floor_shows_its_tiered_link_and_mystery_level(
 
 async def play_t06_until_the_mini_hits(base: str) -> dict[str, Any]:
     """T06 rounds of seven 1.00 jackpot wagers, none winning a hand, until the mini's
-    trigger is crossed (at most 40.00 - 20.00 at 5 %: 400 wagers) and its award is final."""
+    trigger is crossed (at most 40.00 - 20.00 at 5 %: 400 wagers) and its award is final:
+    decided once event time (the watermark) passes the crossing."""
     async with httpx.AsyncClient(base_url=base, timeout=30) as client:
 
         async def mini_hits() -> list[dict[str, Any]]:
@@ -125,11 +127,18 @@ async def play_t06_until_the_mini_hits(base: str) -> dict[str, Any]:
             hands = [{"box": b, "dealt_at": dealt, "cards": HANDS[b - 1]} for b in range(1, 8)]
             outcome = await client.post(f"{url}/outcome", json={"boxes": hands}, headers=T06)
             assert outcome.status_code in (200, 201), outcome.text
+            mini = (await client.get("/v1/links/tiers")).json()["meters"][2]
+            if Decimal(mini["value"]) >= Decimal(mini["must_hit_by"]):
+                break  # past any trigger: the crossing is decided as event time passes it
+        new: list[dict[str, Any]] = []
+        for _ in range(120):
             new = [a for a in await mini_hits() if a["id"] not in before]
             if new:
                 break
+            await asyncio.sleep(0.5)
         else:
-            raise AssertionError("400 wagers at 5 % and the mini did not hit")
+            read = (await client.get("/v1/links/tiers")).json()
+            raise AssertionError(f"the mini went past 40.00 and did not hit: {read}")
         for _ in range(60):
             hit = next(a for a in await mini_hits() if a["id"] == new[0]["id"])
             if hit["state"] == "final":
