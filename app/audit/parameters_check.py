@@ -29,10 +29,12 @@ async def first_kind(journal: JournalSource) -> str | None:
 
 def starting_config(first: str | None, given: FloorConfig | None) -> FloorConfig | None:
     """The configuration the replay starts from: nothing for a journal that records its
-    parameters from entry 1 (or is empty); else the floor file given (None: none given,
+    parameters from entry 1 (or is empty), but the mystery key given with the file, which
+    opens the journal's must-hit-by draws; else the floor file given (None: none given,
     and the journal cannot be replayed without one)."""
     if first in (None, "config"):
-        return NOTHING
+        key = None if given is None else given.mystery_key
+        return dataclasses.replace(NOTHING, mystery_key=key)
     return given
 
 

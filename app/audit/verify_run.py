@@ -27,10 +27,12 @@ async def verify(
     since: Checkpoint | None = None,
     floor: Mapping[str, Any] | None = None,
     source: str | None = None,
+    mystery_key: str | None = None,
 ) -> Report:
     """`_verify` from the configuration the journal needs (app/audit/parameters_check.py):
     `config` is the floor file given (None: none), `floor` its parameters, `source` its
-    path; a journal that records its parameters from entry 1 needs none."""
+    path; a journal that records its parameters from entry 1 needs none. `mystery_key`:
+    the writers' key, when no floor file brings it (app/config/mystery_key.py)."""
     first = await first_kind(journal)
     start = starting_config(first, config)
     if start is None:
@@ -38,6 +40,8 @@ async def verify(
             "this journal records no parameters from its first entry: give the floor file "
             "it was written under (--config)"
         )
+    if mystery_key is not None:
+        start = dataclasses.replace(start, mystery_key=mystery_key)
     report = await _verify(journal, start, progress=progress, jobs=jobs, dsn=dsn, since=since)
     return parameter_notes(report, first, floor, source)
 

@@ -239,15 +239,17 @@ def given_floor(path: Path | None) -> tuple[FloorConfig, dict[str, Any] | None, 
     from app.config.floor_config import floor_config
     from app.config.floor_file import load_floor
     from app.config.floor_parameters import floor_parameters
-    from app.config.mystery_key import mystery_key
+    from app.config.mystery_key import given_key, mystery_key
     from app.config.settings import Settings
 
     settings = Settings()
     named = path or settings.config
     floor = load_floor(named or DEMO_FLOOR)
-    config = floor_config(floor, mystery_key(floor, settings))
     if named is None:
-        return config, None, None
+        # The journal, not the demo floor, says which must-hit-by levels there are: the
+        # key given opens their draws, and one it lacks is named as a discrepancy.
+        return floor_config(floor, given_key(settings)), None, None
+    config = floor_config(floor, mystery_key(floor, settings))
     return config, floor_parameters(floor), str(named)
 
 

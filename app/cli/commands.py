@@ -189,7 +189,8 @@ def demo_command(
                  *(["--silent-table", silent_table] if silent_table else [])]
             )  # fmt: skip
             processes.append(simulator)
-            print(f"\n  Display page:  {url}/display/stud   (and {url}/display/tcp)", flush=True)
+            print(f"\n  Display page:  {url}/display/stud   (and /display/tcp, /display/tiers: "
+                  "a tiered link with a must-hit-by level)", flush=True)  # fmt: skip
             print(f"  Console:       {url}/console   {CONSOLE_TOKENS}", flush=True)
             print(f"  API:           {url}/docs      Ctrl-C stops everything.\n", flush=True)
         while not stop.stopping and all(p.poll() is None for p in processes):

@@ -24,9 +24,10 @@ def must_hit_by_levels(floor: FloorFile) -> list[str]:
     ]
 
 
-def mystery_key(floor: FloorFile, settings: Settings) -> str | None:
-    """JACKPOT_MYSTERY_KEY; under the demo switch, the demo's key when none is given; None
-    for a floor without must-hit-by levels and no key (nothing is ever sealed)."""
+def given_key(settings: Settings) -> str | None:
+    """JACKPOT_MYSTERY_KEY, whatever the floor; under the demo switch, the demo's key when
+    none is given; None when none is given. For a reader whose floor the journal names
+    (`jackpot verify` with no floor file): an `arm` it cannot open is named then."""
     key = settings.mystery_key or None
     if settings.demo_tokens:
         return key or DEMO_KEY
@@ -35,6 +36,15 @@ def mystery_key(floor: FloorFile, settings: Settings) -> str | None:
             "JACKPOT_MYSTERY_KEY is the demo's key, published in the repository: "
             "give the floor a key of its own (docs/operations.md, Mystery key)"
         )
+    return key
+
+
+def mystery_key(floor: FloorFile, settings: Settings) -> str | None:
+    """JACKPOT_MYSTERY_KEY; under the demo switch, the demo's key when none is given; None
+    for a floor without must-hit-by levels and no key (nothing is ever sealed)."""
+    key = given_key(settings)
+    if settings.demo_tokens:
+        return key
     levels = must_hit_by_levels(floor)
     if levels and key is None:
         raise MysteryKeyError(

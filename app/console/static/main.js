@@ -2,6 +2,7 @@
 
 import { $, clear, el } from "./dom.js";
 import { ApiError, call, get, session } from "./api.js";
+import { renderLevels } from "./levels.js";
 import { Live } from "./live.js";
 import { renderFloor } from "./floor.js";
 import { refreshForms, renderProposals, setupChanges } from "./changes.js";
@@ -81,6 +82,7 @@ function report(text, kind, where = "proposals-result") {
 function onFloor(floor) {
   state.floor = floor;
   renderFloor(floor, { unreachable: state.unreachable });
+  renderLevels(floor);
   renderProposals(floor);
   refreshForms();
   renderInPlay(floor);

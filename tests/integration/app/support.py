@@ -44,12 +44,15 @@ def build_server(
     """A writer process as `jackpot serve` builds it, on `floor` (the demo floor, with dual
     control if `dual`) and a memory journal unless one is given. `clock`: the writer's
     (the wall clock if None); `outcome_wait_s`, `snapshot_growth`: the writer's unless
-    given; `settings`: Settings fields."""
+    given; `settings`: Settings fields (demo_tokens True unless given)."""
     if floor is None:
         text = Path(DEMO).read_text()
         if dual:
             text = text.replace("dual_control = false", "dual_control = true")
         floor = parse_floor(text)
+    # The tests run on the demo floor's published tokens and mystery key, on purpose, as
+    # `jackpot demo` does (JACKPOT_DEMO_TOKENS=1).
+    settings.setdefault("demo_tokens", True)
     return writer_process(
         Settings(**settings),
         floor,

@@ -193,7 +193,7 @@ async def test_floor_websocket_takes_the_token_as_a_subprotocol() -> None:
             assert hello == {"type": "hello", "you": {"name": "olivia", "role": "operator"}}
             floor = json.loads(await ws.recv())
             assert floor["type"] == "floor"
-            assert [link["link"] for link in floor["links"]] == ["stud", "tcp"]
+            assert [link["link"] for link in floor["links"]] == ["stud", "tcp", "tiers"]
             assert floor["links"][0]["meters"][0]["value"] == "10000.00"
         for offered in (["jackpot"], ["jackpot", token_protocol("nope")],
                         ["jackpot", token_protocol("demo-table-T01")]):  # fmt: skip

@@ -164,8 +164,9 @@ async def test_refusals_name_the_field_and_change_nothing(client: httpx.AsyncCli
         assert r.headers["content-type"] == PROBLEM
     r = await client.post("/v1/tables/T01/suspend", json={"reason": "x", "boxes": [8]}, headers=SAM)
     assert r.json()["errors"][0]["loc"] == ["body", "boxes", 0]
-    # The journal holds its first entry only, the parameters read at start (`config`).
-    assert (await client.get("/v1/journal/head", headers=OPERATOR)).json()["seq"] == 1
+    # The journal holds the start's entries only: the parameters read at start (`config`)
+    # and the first draw of the demo floor's must-hit-by level (`arm`).
+    assert (await client.get("/v1/journal/head", headers=OPERATOR)).json()["seq"] == 2
     await client.post("/v1/links/stud/suspend", json={"reason": "first"}, headers=SAM)
     again = await client.post("/v1/links/stud/suspend", json={"reason": "x"}, headers=SAM)
     assert again.status_code == 409
@@ -256,14 +257,15 @@ async def test_verify_names_a_jackpot_wager_accepted_while_suspended_rule_5_18_2
         await client.post("/v1/links/stud/suspend", json={"reason": "fault"}, headers=SAM)
         config = server.writer.service.config
         rows = [row async for row in journal.read(0)]
-    # The same entries with the suspension before the bets (after the parameters, which
-    # every journal records first): a bets entry the rules refuse.
+    # The same entries with the suspension before the bets (after the start's entries: the
+    # parameters, which every journal records first, and the mystery level's first draw):
+    # a bets entry the rules refuse.
     swapped, previous = [], GENESIS
-    first, rest = rows[:1], rows[1:]
+    first, rest = rows[:2], rows[2:]
     reordered = (
         first + [r for r in rest if r.kind == "suspend"] + [r for r in rest if r.kind != "suspend"]
     )
-    assert [r.kind for r in reordered][:3] == ["config", "suspend", "bets"]
+    assert [r.kind for r in reordered][:4] == ["config", "arm", "suspend", "bets"]
     for seq, row in enumerate(reordered, start=1):
         row = dataclasses.replace(row, seq=seq, hash=chain_hash(previous, row.entry))
         swapped.append(row)
@@ -272,7 +274,7 @@ async def test_verify_names_a_jackpot_wager_accepted_while_suspended_rule_5_18_2
     for row in swapped:
         verifier.feed(row)
     found = [(d.seq, d.what) for d in verifier.report().discrepancies]
-    assert len(found) == 1 and found[0][0] == 3
+    assert len(found) == 1 and found[0][0] == 4
     assert "progressive not in play: link stud suspended since" in found[0][1]
 
 
@@ -284,7 +286,11 @@ async def test_the_floor_shows_what_is_suspended(client: httpx.AsyncClient) -> N
         ("box", "stud", "T02", 4),
         ("link", "tcp", None, None),
     ]
-    assert {ln["link"]: ln["in_play"] for ln in floor["links"]} == {"stud": True, "tcp": False}
+    assert {ln["link"]: ln["in_play"] for ln in floor["links"]} == {
+        "stud": True,
+        "tcp": False,
+        "tiers": True,
+    }
     tables = {t["table"]: (t["in_play"], t["suspended_boxes"]) for t in floor["tables"]}
     assert tables["T02"] == (True, [4])
     assert tables["T03"] == (False, [])

@@ -224,8 +224,9 @@ async def test_journal_head_is_the_chain_recomputed_from_the_stored_entries(
     journal = MemoryJournal()
     async for c in make_client(clock, dual=False, journal=journal):
         first = (await c.get("/v1/journal/head", headers=OPERATOR)).json()
-        # The parameters recorded at start are entry 1 (docs/journal.md `config`).
-        assert (first["seq"], first["entries"]) == (1, 1)
+        # The parameters recorded at start are entry 1 (docs/journal.md `config`), the
+        # first draw of the demo floor's must-hit-by level entry 2 (`arm`).
+        assert (first["seq"], first["entries"]) == (2, 2)
         for n in range(3):
             body = bets_body(clock, (1, "10.00", "1.00"))
             r = await c.post(f"/v1/tables/T01/rounds/R{n}/bets", json=body, headers=TABLE)

@@ -16,6 +16,10 @@ import pytest
 from app.audit.checkpoint import Checkpoint
 from app.cli import main as jackpot
 from app.cli.audit import main_verify
+from app.config.floor_config import floor_config
+from app.config.floor_file import load_floor
+from app.state.floor_state import FloorState
+from app.state.sealing import DEMO_KEY
 from app.store.database import create_pool
 from app.store.journal import PostgresJournal
 from app.store.signed_heads import HeadSigner, private_key, read_signed_head, signed_heads
@@ -23,7 +27,7 @@ from app.writer.head_signing import HeadSigning
 from app.writer.writer import Writer
 from app.writer.writer_settings import WriterSettings
 from tests.integration.app.support import build_server
-from tests.integration.app.writer.support import NOW, bets, service
+from tests.integration.app.writer.support import NOW, bets
 from tests.support import DEMO, Clock, rewrite_history
 
 pytestmark = pytest.mark.integration
@@ -44,6 +48,12 @@ def keys(tmp_path: Path) -> tuple[Path, Path]:
     return private, public
 
 
+@pytest.fixture(autouse=True)
+def demo_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`jackpot verify` reads the demo floor's journal with its writers' key: the demo's."""
+    monkeypatch.setenv("JACKPOT_DEMO_TOKENS", "1")
+
+
 async def verify(dsn: str, **extra: Any) -> int:
     """`jackpot verify` (its own event loop, in a thread beside the test's)."""
     base = {"config": DEMO, "data_dir": None, "database_url": dsn, "progress": False}
@@ -54,9 +64,9 @@ async def thirty_bets(pool: asyncpg.Pool, signing_dir: Path, key: Path) -> Write
     """30 bets by a writer that signs its head at start and as it stops."""
     clock = Clock()
     clock.now = NOW
-    writer = Writer(
-        service(), PostgresJournal(pool), WriterSettings(clock=clock, snapshot_every=20)
-    )
+    # The demo floor `jackpot verify` is given (its must-hit-by level and key included).
+    state = FloorState(floor_config(load_floor(DEMO), DEMO_KEY))
+    writer = Writer(state, PostgresJournal(pool), WriterSettings(clock=clock, snapshot_every=20))
     signer = HeadSigning(HeadSigner(private_key(key.read_bytes()), signing_dir), writer, 3600)
     await writer.recover()
     writer.start()
@@ -135,8 +145,9 @@ async def test_the_server_signs_its_head_at_start_and_as_it_stops(
     app, writer = server.app, server.writer
     async with app.router.lifespan_context(app):
         await asyncio.sleep(0.1)
-        # The head after the start's own entry (the parameters read, `config`).
-        assert [h.seq for h in signed_heads(heads)] == [1]
+        # The head after the start's own entries (the parameters read, `config`, and the
+        # demo floor's must-hit-by level's first draw, `arm`).
+        assert [h.seq for h in signed_heads(heads)] == [2]
         assert (await writer.submit("bets", "T01", "R1", bets(writer.clock())))[0] == 201
     signed = signed_heads(heads)
     assert [h.seq for h in signed][-1] == writer.seq and signed[-1].hash == writer.head

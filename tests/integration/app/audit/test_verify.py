@@ -1055,11 +1055,14 @@ async def _snapshot_seqs(dsn: str) -> list[int]:
 # -- a long random history through the HTTP API --------------------------
 
 
-async def test_a_long_random_history_through_the_http_api_verifies_clean() -> None:
+async def test_a_long_random_history_through_the_http_api_verifies_clean(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Every game of the demo floor, rounds dealt by the simulator's decks (boosted so
     that jackpots happen), outcomes posted in random order across tables, voids, seed
     changes, resets and corrections, all through the HTTP API; then the journal verifies
     clean from its entries alone."""
+    monkeypatch.setenv("JACKPOT_DEMO_TOKENS", "1")  # verify with the writers' key: the demo's
     from app.cli.audit import load_config
     from app.cli.simulated_rounds import bets_body, outcome_body, plan_round, read_tables
     from app.config.demo import DEMO_FLOOR

@@ -9,6 +9,7 @@ from app.api.passwords import Passwords
 from app.audit.replay_check import Verifier
 from app.config.floor_config import floor_config
 from app.config.floor_file import load_floor
+from app.state.sealing import DEMO_KEY
 from app.store.snapshots import dump_text, load_service
 from jackpot.canonical import loads_exact
 from tests.integration.app.support import KeptJournal, build_server, running
@@ -43,10 +44,10 @@ async def test_verify_replays_account_entries_without_a_discrepancy() -> None:
     journal = await journal_with_accounts()
     rows = [row async for row in journal.read(0)]
     assert [row.kind for row in rows] == [
-        "config", "operators_import", "account_create", "account_grant", "account_disable",
+        "config", "arm", "operators_import", "account_create", "account_grant", "account_disable",
         "account_password",
     ]  # fmt: skip
-    verifier = Verifier(floor_config(load_floor(DEMO)))
+    verifier = Verifier(floor_config(load_floor(DEMO), DEMO_KEY))
     for row in rows:
         verifier.feed(row)
     assert verifier.ok, verifier.discrepancies
@@ -72,7 +73,7 @@ async def test_a_table_key_replays_under_a_floor_file_without_that_table() -> No
         assert (await client.post("/v1/tables/T03/token", headers=SUPERVISOR)).status_code == 201
     floor = load_floor(DEMO)
     fewer = floor.model_copy(update={"tables": tuple(t for t in floor.tables if t.id != "T03")})
-    verifier = Verifier(floor_config(fewer))
+    verifier = Verifier(floor_config(fewer, DEMO_KEY))
     async for row in journal.read(0):
         verifier.feed(row)
     assert verifier.ok, verifier.discrepancies

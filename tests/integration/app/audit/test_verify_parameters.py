@@ -15,6 +15,7 @@ from app.audit.verify_run import verify
 from app.config.floor_config import floor_config
 from app.config.floor_file import parse_floor
 from app.config.floor_parameters import floor_parameters
+from app.state.sealing import DEMO_KEY
 from app.store.chain import GENESIS
 from app.store.journal import JournalRow
 from app.store.snapshots import dump_text
@@ -66,11 +67,11 @@ async def test_verify_needs_no_floor_file_and_replays_the_state_the_writer_had()
     state = await two_starts(journal, clock)
     all_rows = await rows(journal)
     assert [r.kind for r in all_rows].count("config") == 2
-    report = ok(await verify(journal, None))
+    report = ok(await verify(journal, None, mystery_key=DEMO_KEY))
     assert report.parameters is not None
     assert report.parameters["params"]["links"][0]["meters"][0]["rate"] == 5000
     # The replay of the journal alone, entry by entry, is the writer's state.
-    verifier = Verifier(floor_config(parse_floor(demo_text())))
+    verifier = Verifier(floor_config(parse_floor(demo_text()), DEMO_KEY))
     for row in all_rows:
         verifier.feed(row)
     assert verifier.ok
@@ -82,10 +83,10 @@ async def test_verify_in_segments_and_from_a_checkpoint_needs_no_floor_file() ->
     clock, journal = Clock(), KeptJournal()
     await two_starts(journal, clock)
     assert len(await journal.snapshot_seqs()) >= 2
-    whole = ok(await verify(journal, None))
-    assert ok(await verify(journal, None, jobs=3)).meters == whole.meters
+    whole = ok(await verify(journal, None, mystery_key=DEMO_KEY))
+    assert ok(await verify(journal, None, mystery_key=DEMO_KEY, jobs=3)).meters == whole.meters
     assert whole.checkpoint is not None
-    again = ok(await verify(journal, None, since=whole.checkpoint))
+    again = ok(await verify(journal, None, mystery_key=DEMO_KEY, since=whole.checkpoint))
     assert again.meters == whole.meters
 
 
@@ -98,7 +99,8 @@ async def test_verify_file_replays_an_export_with_no_floor_file(tmp_path: Path) 
             out.write(export_line(row, prev) + "\n")
             prev = row.hash
     assert (
-        ok(await verify(ExportFile(export), None)).meters == ok(await verify(journal, None)).meters
+        ok(await verify(ExportFile(export), None, mystery_key=DEMO_KEY)).meters
+        == ok(await verify(journal, None, mystery_key=DEMO_KEY)).meters
     )
 
 
@@ -108,12 +110,19 @@ async def test_a_floor_file_given_is_compared_with_the_parameters_in_force() -> 
     quarter = parse_floor(demo_text())
     report = ok(
         await verify(
-            journal, floor_config(quarter), floor=floor_parameters(quarter), source="q.toml"
+            journal,
+            floor_config(quarter, DEMO_KEY),
+            floor=floor_parameters(quarter),
+            source="q.toml",
         )
     )
     text = "\n".join(report.notes)
     assert "floor file q.toml: differs from the parameters in force" in text
     assert "links[stud].meters[major].rate: 5000 -> 2500" in text
     half = parse_floor(demo_text(HALF))
-    report = ok(await verify(journal, None, floor=floor_parameters(half), source="h.toml"))
+    report = ok(
+        await verify(
+            journal, None, mystery_key=DEMO_KEY, floor=floor_parameters(half), source="h.toml"
+        )
+    )
     assert "floor file h.toml: the parameters in force" in report.notes

@@ -15,6 +15,7 @@ import httpx
 from app.audit.replay_check import Verifier
 from app.config.floor_config import floor_config
 from app.config.floor_file import load_floor
+from app.state.sealing import DEMO_KEY
 from app.store.journal import JournalRow
 from jackpot.canonical import canonical_json
 from tests.integration.app.support import KeptJournal, build_server, running
@@ -54,7 +55,7 @@ async def ok(request: Any) -> None:
 
 
 def verified(rows: list[JournalRow]) -> Verifier:
-    verifier = Verifier(floor_config(load_floor(DEMO)))
+    verifier = Verifier(floor_config(load_floor(DEMO), DEMO_KEY))
     for row in rows:
         verifier.feed(row)
     return verifier

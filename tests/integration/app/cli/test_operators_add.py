@@ -35,7 +35,7 @@ async def test_the_first_supervisor_is_added_on_the_servers_machine(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     server = writer_process(
-        Settings(data_dir=tmp_path),
+        Settings(data_dir=tmp_path, demo_tokens=True),  # the demo floor's key, on purpose
         parse_floor(NO_OPERATORS),
         journal=MemoryJournal(),
         passwords=CHEAP,

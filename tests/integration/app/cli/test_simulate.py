@@ -65,9 +65,11 @@ def is_meter_hand(game_id: GameId, cards: tuple[Card, ...]) -> bool:
 
 def test_reads_the_demo_floor_with_demo_tokens() -> None:
     specs = read_tables(DEMO)
-    assert [s.id for s in specs] == ["T01", "T02", "T03", "T04", "T05"]
+    assert [s.id for s in specs] == ["T01", "T02", "T03", "T04", "T05", "T06"]
     assert specs[0].token == "demo-table-T01" and str(specs[0].jackpot_wager) == "1.00"
     assert specs[4].game is GameId.western_stud and specs[4].jackpot_wager is None
+    # The tiered link's table is simulated too (`jackpot demo` plays every table).
+    assert (specs[5].game, specs[5].token) == (GameId.multi_link_casino_stud, "demo-table-T06")
 
 
 def test_selects_tables_and_tokens_and_names_unknown_ones() -> None:

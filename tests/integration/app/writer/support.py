@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from app.config.floor_config import floor_config
-from app.config.floor_file import load_floor
+from app.config.floor_file import parse_floor
 from app.state.commands import Command
 from app.state.floor_state import FloorState
 from app.state.timefmt import format_time
@@ -18,7 +18,7 @@ from app.store.snapshots import dump_text
 from app.writer.ports import Broadcast
 from app.writer.writer import Writer
 from app.writer.writer_settings import WriterSettings
-from tests.support import DEMO, Clock, replayed, table_command
+from tests.support import DEMO, Clock, replayed, table_command, without_tiers
 
 NOW = 1_800_000_000_000
 
@@ -58,8 +58,8 @@ class GatedJournal(MemoryJournal):
 
 
 def service() -> FloorState:
-    config = floor_config(load_floor(DEMO))
-    return FloorState(config)
+    """The demo floor's state, without its must-hit-by level (tests.support.without_tiers)."""
+    return FloorState(floor_config(parse_floor(without_tiers(DEMO.read_text()))))
 
 
 def bets(at: int = NOW) -> Command:

@@ -18,6 +18,7 @@ from app.audit.export import export_line
 from app.audit.verify_run import verify
 from app.config.floor_config import floor_config
 from app.config.floor_file import FloorError, load_floor, parse_floor
+from app.state.sealing import DEMO_KEY
 from app.store.chain import GENESIS, chain_hash
 from app.store.journal import Journal, JournalRow, PostgresJournal
 from app.writer.writer import Writer
@@ -89,7 +90,7 @@ async def journal_rows(open_journal: Opener) -> list[JournalRow]:
 
 
 async def verify_clean(open_journal: Opener) -> None:
-    config = floor_config(load_floor(DEMO))
+    config = floor_config(load_floor(DEMO), DEMO_KEY)
     async with reopened(open_journal) as journal:
         report = await verify(journal, config)
         assert report.ok, report.discrepancies
@@ -145,7 +146,8 @@ async def test_bets_beyond_the_bound_are_422_naming_the_field_and_the_bound(
         assert "999999999.99" in error["msg"] and "largest" in error["msg"]
         r = await client.get(f"/v1/tables/{table}/rounds/R1", headers=headers)
         assert r.status_code == 404
-    assert [row.kind for row in await rows(journal)] == ["config"]  # the start's only
+    # The start's only: the parameters and the must-hit-by level's first draw.
+    assert [row.kind for row in await rows(journal)] == ["config", "arm"]
 
 
 async def test_operator_changes_beyond_the_bound_are_422_and_change_nothing() -> None:
@@ -170,7 +172,7 @@ async def test_operator_changes_beyond_the_bound_are_422_and_change_nothing() ->
             headers=SUPERVISOR,
         )
         assert r.status_code == 200, r.text
-    assert [row.kind for row in await rows(journal)] == ["config", "seed"]
+    assert [row.kind for row in await rows(journal)] == ["config", "arm", "seed"]
 
 
 def test_the_floor_file_refuses_money_beyond_the_bound_and_odds_beyond_max_odds() -> None:

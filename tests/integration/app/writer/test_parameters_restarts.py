@@ -19,6 +19,7 @@ from app.config.floor_parameters import floor_parameters
 from app.state.commands import ConfigCommand
 from app.state.floor_state import FloorState
 from app.state.parameters import config_of
+from app.state.sealing import DEMO_KEY
 from app.store.journal import MemoryJournal
 from app.store.snapshots import dump_text
 from app.writer.opening import opened
@@ -83,7 +84,7 @@ async def history(plan: list[tuple[int, int, int, list[bool]]]) -> None:
         # The floor file read at this start: its configuration is what the state is first
         # built with; the journal's parameters replace it where they are recorded.
         writer = Writer(
-            FloorState(config_of(params)),
+            FloorState(config_of(params, DEMO_KEY)),  # the writers' key for the mini's draws
             journal,
             WriterSettings(clock=lambda: clock[0], rng=random.Random(1), snapshot_every=4,
                            snapshot_growth=0),
@@ -104,7 +105,7 @@ async def history(plan: list[tuple[int, int, int, list[bool]]]) -> None:
             if task is not None:
                 await task
         before = dump_text(writer.service, writer.seq, writer.head)
-    report = await verify(journal, None)
+    report = await verify(journal, None, mystery_key=DEMO_KEY)
     assert report.ok, format_report(report)
     assert report.parameters is not None
     assert report.parameters["params"] == params_of(*plan[-1][:3])

@@ -19,6 +19,7 @@ from app.config.floor_file import load_floor
 from app.state.commands import BetsCommand
 from app.state.floor_state import FloorState
 from app.state.kinds import prepare_bets
+from app.state.sealing import DEMO_KEY
 from app.store.chain import GENESIS
 from app.store.packing import unpack_bytes
 from app.store.snapshots import dump_packed_aside, dump_text
@@ -153,7 +154,7 @@ async def test_a_restart_from_the_snapshot_and_the_rows_after_it_is_the_same_sta
 
 
 async def test_the_forked_dump_is_the_state_at_the_call_whatever_comes_after() -> None:
-    config = floor_config(load_floor(DEMO))
+    config = floor_config(load_floor(DEMO), DEMO_KEY)
     service = FloorState(config)
     clock = Clock()
     entry = prepare_bets(
@@ -189,7 +190,7 @@ def _box(n: int) -> dict[str, Any]:
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="POSIX only")
 async def test_a_failed_child_is_an_error_not_a_snapshot(monkeypatch: pytest.MonkeyPatch) -> None:
-    config = floor_config(load_floor(DEMO))
+    config = floor_config(load_floor(DEMO), DEMO_KEY)
     service = FloorState(config)
 
     def broken(*args: object) -> str:

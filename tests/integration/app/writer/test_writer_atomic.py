@@ -22,7 +22,7 @@ import app.writer.position
 import app.writer.writer
 from app.audit.verify_run import verify
 from app.config.floor_config import floor_config
-from app.config.floor_file import load_floor
+from app.config.floor_file import parse_floor
 from app.state.commands import Command
 from app.state.floor_state import FloorState
 from app.state.timefmt import format_time
@@ -42,7 +42,7 @@ from tests.integration.app.writer.support import (
     state_is_the_journals,
     until,
 )
-from tests.support import DEMO, Clock, replayed, table_command
+from tests.support import DEMO, Clock, replayed, table_command, without_tiers
 
 T01 = {"Authorization": "Bearer demo-table-T01"}
 
@@ -272,7 +272,7 @@ def request(
 
 
 def writer_for(journal: MemoryJournal, clock: Clock, snapshot_every: int) -> Writer:
-    config = floor_config(load_floor(DEMO))
+    config = floor_config(parse_floor(without_tiers(DEMO.read_text())))
     # No periodic finalize (a new writer's timer starts at 0): only the state decides it.
     return Writer(
         FloorState(config),
@@ -337,7 +337,7 @@ async def run_history(history: list[tuple[Step, int, str | None]], snapshot_ever
     finally:
         await again.stop()
     assert len(await journal_rows(journal)) == len(rows)  # retries record nothing
-    config = floor_config(load_floor(DEMO))
+    config = floor_config(parse_floor(without_tiers(DEMO.read_text())))
     report = await verify(journal, config)
     assert report.ok, report.discrepancies
 

@@ -19,6 +19,7 @@ from app.audit.replay_check import Verifier
 from app.config.floor_config import floor_config
 from app.config.floor_file import load_floor
 from app.state.floor_state import FloorConfig, FloorState
+from app.state.sealing import DEMO_KEY
 from app.store.journal import JournalRow, MemoryJournal
 from app.writer.group import Submission
 from app.writer.writer import Writer
@@ -31,7 +32,7 @@ NOW = 1_800_000_000_000
 
 
 def config() -> FloorConfig:
-    return floor_config(load_floor(DEMO))
+    return floor_config(load_floor(DEMO), DEMO_KEY)
 
 
 async def journal_of_a_round() -> list[JournalRow]:

@@ -59,7 +59,11 @@ def test_serve_refuses_the_demo_floors_tokens(
         main(["serve", "--config", str(DEMO_FLOOR)])
 
 
-def test_serve_takes_a_floor_with_tokens_of_its_own(tmp_path: Path) -> None:
+def test_serve_takes_a_floor_with_tokens_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its must-hit-by level needs a mystery key of its own too (docs/operations.md).
+    monkeypatch.setenv("JACKPOT_MYSTERY_KEY", "the floor's own mystery key")
     with pytest.raises(Started):
         main(["serve", "--config", str(own_floor(tmp_path))])
 

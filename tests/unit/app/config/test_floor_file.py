@@ -30,13 +30,14 @@ def test_the_demo_floor_loads() -> None:
     floor = load_floor(DEMO)
     assert floor.currency == "SGD"
     assert (floor.hold_ms, floor.round_timeout_ms, floor.max_clock_skew_ms) == (2000, 180000, 2000)
-    assert [t.id for t in floor.tables] == ["T01", "T02", "T03", "T04", "T05"]
+    assert [t.id for t in floor.tables] == ["T01", "T02", "T03", "T04", "T05", "T06"]
     assert [t.game for t in floor.tables] == [
         GameId.casino_stud,
         GameId.multi_link_casino_stud,
         GameId.three_card_poker,
         GameId.singapore_stud,
         GameId.western_stud,
+        GameId.multi_link_casino_stud,
     ]
     stud = floor.link_configs()[0]
     assert stud.meters[0].seed == Money(10_000_000_000)
@@ -45,6 +46,14 @@ def test_the_demo_floor_loads() -> None:
     assert floor.link_configs()[1].meters[0].ceiling is None
     t05 = floor.table("T05")
     assert t05 is not None and t05.link is None and t05.jackpot_wager is None
+    # The tiered link: two levels paid by hands, and a must-hit-by level in [20.00, 40.00).
+    tiers = floor.link_configs()[2]
+    assert [m.id for m in tiers.meters] == ["major", "minor", "mini"]
+    assert [m.must_hit_by for m in tiers.meters] == [None, None, Money(40_000_000)]
+    assert tiers.meters[2].seed == Money(20_000_000) and tiers.meters[2].must_hit_from is None
+    t06 = floor.table("T06")
+    assert t06 is not None and t06.link == "tiers"
+    assert t06.pay_table == {"royal_flush": "major:1.00", "straight_flush": "minor:1.00"}
     assert floor.timing().hold_ms == 2000
 
 
