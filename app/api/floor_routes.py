@@ -69,15 +69,21 @@ class FloorFeed:
         if unchanged != self._last:
             self._last = unchanged
             self.text = orjson.dumps({"type": "floor", "now": now, **view})
-            self.version += 1
-            changed, self.changed = self.changed, asyncio.Event()
-            changed.set()
+            self.wake()
 
     async def run(self) -> None:
         while self.listeners:
-            self.refresh()
+            if self.writer.standby:
+                self.wake()  # the consoles close: this floor is no longer the leader's
+            else:
+                self.refresh()
             await asyncio.sleep(TICK_S)
         self.task = None
+
+    def wake(self) -> None:
+        self.version += 1
+        changed, self.changed = self.changed, asyncio.Event()
+        changed.set()
 
     def listen(self) -> None:
         self.listeners += 1
@@ -149,6 +155,11 @@ async def _serve(websocket: WebSocket, feed: FloorFeed) -> None:
         seen = -1
         while True:
             version, text = await feed.next(seen)
+            if feed.writer.standby:
+                # Another writer leads (docs/api.md "The console's routes"): reconnect,
+                # through the proxy, to it.
+                await websocket.close(1012, "this writer stood down: reconnect")
+                return
             if version == seen:
                 await websocket.send_text('{"type":"ping"}')
             else:

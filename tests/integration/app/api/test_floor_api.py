@@ -9,6 +9,7 @@ import contextlib
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -169,10 +170,28 @@ def token_protocol(token: str) -> str:
     return "jackpot.token." + base64.urlsafe_b64encode(token.encode()).decode().rstrip("=")
 
 
+async def test_a_writer_that_stands_down_closes_its_consoles_with_1012() -> None:
+    """The live floor is the leader's state: once this writer is a standby its consoles are
+    closed as "restarting" (1012) and reconnect through the proxy to the new leader."""
+    server = build_server()
+    async with served(server) as address:
+        protocols = ["jackpot", token_protocol("demo-operator")]
+        async with connect(f"ws://{address}/v1/floor/ws", subprotocols=protocols) as ws:  # type: ignore[arg-type]
+            assert json.loads(await ws.recv())["type"] == "hello"
+            assert json.loads(await ws.recv())["type"] == "floor"
+            server.writer.stand_by()
+            with pytest.raises(ConnectionClosed):
+                async with asyncio.timeout(10):
+                    while True:
+                        await ws.recv()
+            assert ws.close_code == 1012
+
+
 @contextlib.asynccontextmanager
-async def served() -> AsyncIterator[str]:
+async def served(server: Any = None) -> AsyncIterator[str]:
     """The writer app on a real uvicorn (websockets need a real server), its address."""
-    config = uvicorn.Config(build_server().app, host="127.0.0.1", port=0, log_level="warning")
+    app = (server or build_server()).app
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning")
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     while not server.started:
