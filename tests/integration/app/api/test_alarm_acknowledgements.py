@@ -34,7 +34,11 @@ async def test_an_acknowledgement_is_journaled_audited_and_shown_to_every_consol
         assert floor["acknowledged"] == [{"alarm": ALARM, "by": "sam", "at": clock.at(0)}]
     rows = [row async for row in journal.read(0)]
     # After the parameters read at start, which every journal records first (`config`).
-    assert [row.kind for row in rows] == ["config", "acknowledge"]
+    assert [row.kind for row in rows] == [
+        "config",
+        "arm",
+        "acknowledge",
+    ]  # the mini's first draw: `arm`
     verifier = Verifier(server.writer.service.config)
     for row in rows:
         verifier.feed(row)
@@ -59,4 +63,4 @@ async def test_only_a_supervisor_acknowledges_and_only_an_alarm() -> None:
         )
         assert r.status_code == 422, r.text
     # Nothing recorded but the parameters read at start (`config`).
-    assert [row.kind async for row in journal.read(0)] == ["config"]
+    assert [row.kind async for row in journal.read(0)] == ["config", "arm"]

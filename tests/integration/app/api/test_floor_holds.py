@@ -85,7 +85,7 @@ async def test_a_pending_award_names_the_round_holding_it(
     }
     assert view["hold_warning_ms"] == 30_000
     tables = {t["table"]: t["open_rounds"] for t in view["tables"]}
-    assert tables == {"T01": 1, "T02": 0, "T03": 0, "T04": 0, "T05": 0}
+    assert tables == {"T01": 1, "T02": 0, "T03": 0, "T04": 0, "T05": 0, "T06": 0}
 
     clock.now += 25_000  # held 32,990 ms: past the warning
     [holding] = (await floor(client))["links"][0]["holding_rounds"]

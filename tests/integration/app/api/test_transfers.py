@@ -345,7 +345,7 @@ async def test_a_retired_link_leaves_the_floor_and_stays_in_the_reports(
     assert (r.json()["link"], r.json()["retired"]) == ("old", True)
 
     view = (await client.get("/v1/floor", headers=OPERATOR)).json()
-    assert [link["link"] for link in view["links"]] == ["stud", "tcp"]
+    assert [link["link"] for link in view["links"]] == ["stud", "tcp", "tiers"]
     assert (await client.get("/v1/links/old")).status_code == 404
     assert (await client.get("/v1/links/stud")).status_code == 200
 
