@@ -63,6 +63,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from app.config.floor_config import floor_config  # noqa: E402
 from app.config.floor_file import load_floor  # noqa: E402
 from app.state.floor_state import FloorState  # noqa: E402
+from app.state.sealing import DEMO_KEY  # noqa: E402
 from app.state.timefmt import format_time  # noqa: E402
 from app.store.database import create_pool, migrate, start_embedded  # noqa: E402
 from app.store.journal import PostgresJournal  # noqa: E402
@@ -92,7 +93,8 @@ async def fill(data_dir: Path, floor: Path, rounds: int) -> None:
         await migrate(database.dsn)
         pool = await create_pool(database.dsn)
         journal = PostgresJournal(pool)
-        config = floor_config(load_floor(floor))
+        # The demo floor's must-hit-by level seals its draws with the demo's key.
+        config = floor_config(load_floor(floor), DEMO_KEY)
         # No snapshot while filling: one at the end (below).
         settings = WriterSettings(snapshot_every=10**12)
         writer = Writer(FloorState(config), journal, settings)
