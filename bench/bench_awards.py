@@ -29,7 +29,7 @@ from app.api.auth import wall_clock_ms  # noqa: E402
 from app.compose import writer_process  # noqa: E402
 from app.config.floor_file import parse_floor  # noqa: E402
 from app.config.settings import Settings  # noqa: E402
-from app.state.past_awards import PastAward  # noqa: E402
+from app.state.past_award import PastAward  # noqa: E402
 from app.state.timefmt import format_time  # noqa: E402
 from app.store.database import create_pool, migrate, start_embedded  # noqa: E402
 from app.store.journal import PostgresJournal  # noqa: E402

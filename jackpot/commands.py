@@ -8,16 +8,37 @@ random draw is inside the command. The core never reads a clock.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 from jackpot.money import Money, Rate
-from jackpot.transfers import TransferMoney
 
 # The rules an entry is replayed by: entries of the first version have no `version`
 # (1) and replay as they were applied then (docs/journal.md, "Versions"); 2: a round with
 # late bets keeps event time for an on-time win, a void takes effect at the current position;
 # 3: a seed, or an adjust, beyond the meter's ceiling is refused (before, applied).
 SEMANTICS = 3
+
+# A transfer's amount (jackpot/transfers.py): money, what the value holds above the seed,
+# or the whole value.
+Amount = Money | Literal["above_seed", "all"]
+
+
+@dataclass(frozen=True, slots=True)
+class TransferMoney:
+    """Money moved between two meters (jackpot/transfers.py): `below_seed` is the app's
+    word that the source's link is out of play (a journaled suspension), so that a replay
+    decides alike."""
+
+    link: str
+    meter: str
+    to_link: str
+    to_meter: str
+    amount: Amount
+    include_reserve: bool
+    below_seed: bool
+    now: int
+
+
 CEILING_BOUND = 3  # the first version whose seeds and adjusts the ceiling bounds
 
 

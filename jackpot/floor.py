@@ -33,6 +33,7 @@ from jackpot.commands import (
     RecordOutcome,
     ResetMeter,
     SetSeed,
+    TransferMoney,
     VoidRound,
 )
 from jackpot.config import LinkConfig, Timing
@@ -213,5 +214,5 @@ COMMAND_HANDLERS: dict[type[Any], Callable[[Floor, Any], Result]] = {
     ResetMeter: operator_changes.reset_meter,
     Correct: operator_changes.correct,
     ArmTrigger: mystery_levels.arm,
-    transfers.TransferMoney: transfers.transfer,
+    TransferMoney: transfers.transfer,
 }

@@ -9,8 +9,9 @@ meters' money; `transfer` applies it to the floor's meters and keeps their ledge
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, Final
 
+from jackpot.commands import Amount, TransferMoney
 from jackpot.errors import InvalidCommandError, StateConflictError
 from jackpot.money import Money, format_exact, format_money
 from jackpot.timeline import RESET, WIN
@@ -20,7 +21,6 @@ if TYPE_CHECKING:  # the floor's handler table calls `transfer`
 
 ABOVE_SEED: Final = "above_seed"  # what the value holds above the seed
 ALL: Final = "all"  # the whole value, to the micro-unit (a link emptied before it is retired)
-Amount = Money | Literal["above_seed", "all"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,21 +89,6 @@ def move(
         value,
         reserve,
     )
-
-
-@dataclass(frozen=True, slots=True)
-class TransferMoney:
-    """The core's command: `below_seed` is the app's word that the source's link is out
-    of play (a journaled suspension), so that a replay decides alike."""
-
-    link: str
-    meter: str
-    to_link: str
-    to_meter: str
-    amount: Amount
-    include_reserve: bool
-    below_seed: bool
-    now: int
 
 
 @dataclass(frozen=True, slots=True)

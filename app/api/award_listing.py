@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from app.state.past_awards import PastAward
+from app.state.past_award import PastAward
 from app.state.payments import with_payment
 from app.state.shape import FloorData
 from app.state.views import Listed, every_award

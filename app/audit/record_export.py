@@ -19,7 +19,7 @@ from app.audit.spreadsheet_csv import write_csv
 from app.state.audit_views import AUDIT_COLUMNS, audit_csv_row
 from app.state.hold_views import with_holds
 from app.state.operator_views import audit_view
-from app.state.past_awards import PastAward
+from app.state.past_award import PastAward
 from app.state.record_listings import (
     AWARD_COLUMNS,
     AuditFilter,

@@ -17,7 +17,7 @@ from app.audit.checkpoint import Checkpoint, snapshot_sha256, stored_snapshot
 from app.audit.findings import KEEP, Discrepancy, Report
 from app.audit.replay_check import Verifier
 from app.state.floor_state import FloorConfig
-from app.state.past_awards import PastAward
+from app.state.past_award import PastAward
 from app.store.journal import JournalSource, read_only_journal
 from app.store.past_award_book import PastAwardBook
 from app.store.past_award_check import BATCH, compare

@@ -66,7 +66,7 @@ def serve_command(
         ),
     ] = None,
 ) -> int:
-    from app.cli import exit_status
+    import app.cli.exit_status as exit_status
     from app.cli.serving import uvicorn_config
     from app.compose import display_app, writer_process
     from app.config.floor_file import FloorError, load_floor

@@ -20,8 +20,8 @@ from app.state.accounts import Accounts
 from app.state.entries import Entry, entry_from_dict
 from app.state.entries import idempotency_key as idempotency_key
 from app.state.kinds import KINDS
-from app.state.parameters import ParametersInForce
-from app.state.past_awards import PastAward
+from app.state.parameters_in_force import ParametersInForce
+from app.state.past_award import PastAward
 from app.state.shape import FloorConfig as FloorConfig
 from app.state.shape import RoundExtras as RoundExtras
 from app.state.shape import TableConfig as TableConfig

@@ -10,10 +10,8 @@ and `jackpot verify` need no floor file.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from app.state.gaming_day import GamingDay
@@ -27,8 +25,6 @@ from jackpot.money import Money, Rate, format_money
 from jackpot.records import OPEN
 from tables.bets import TableSettings
 from tables.games import game
-
-Params = dict[str, Any]
 
 # What dual control holds for a second supervisor: every parameter that prices a wager
 # or pays an award, and dual control itself (turning it off is a change like the others).
@@ -281,39 +277,3 @@ def reconfigure(floor: Floor, new: FloorConfig) -> None:
     kept = {link.id for link in new.links}
     for link_id in [link_id for link_id in floor.links if link_id not in kept]:
         del floor.links[link_id]
-
-
-@dataclass(slots=True)
-class ParametersInForce:
-    """The parameters the journal last put in force (None: none recorded yet, an old
-    journal replayed under the floor file given), the change waiting for a second
-    supervisor (dual control), and every change recorded."""
-
-    params: Params | None = None
-    sha256: str | None = None
-    seq: int | None = None  # the entry that put them in force
-    at: int | None = None
-    proposal: dict[str, Any] | None = None
-    history: list[dict[str, Any]] = field(default_factory=list)
-
-    def dump(self) -> dict[str, Any]:
-        return {
-            "params": self.params,
-            "sha256": self.sha256,
-            "seq": self.seq,
-            "at": self.at,
-            "proposal": self.proposal,
-            "history": self.history,
-        }
-
-    @classmethod
-    def load(cls, data: Mapping[str, Any]) -> ParametersInForce:
-        data = copy.deepcopy(dict(data))  # the caller may keep the snapshot's dict
-        return cls(
-            params=data["params"],
-            sha256=data["sha256"],
-            seq=data["seq"],
-            at=data["at"],
-            proposal=data["proposal"],
-            history=[dict(h) for h in data["history"]],
-        )

@@ -15,46 +15,14 @@ recovery and `jackpot verify` rebuild it). Meter awards stay in memory.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
+from app.state.past_award import PastAward
 from app.state.payments import PAID, fixed_award_id, state_of, with_payment
 from app.state.shape import FloorData
 from app.state.views import Listed, fixed_listed
 from jackpot.records import PastFixed
 from tables.settle import KINDS
-
-
-@dataclass(frozen=True, slots=True)
-class PastAward:
-    """An award as it left memory: the keys `GET /v1/awards` filters and orders on, and
-    its listing row (JSON text, payment included) as the listing shows it."""
-
-    id: str
-    link: str | None
-    table: str
-    round: str
-    meter: str | None
-    kind: str
-    state: str  # void or paid (final only for a row rebuilt by an older tool)
-    box: int
-    dealt_at: int
-    sequence: int
-    kind_rank: int  # the kind's place in tables.settle.KINDS: the listing's last key
-    seq: int  # the journal entry that made it leave
-    row: str
-
-    def order(self) -> tuple[int, int, str, str, int, int, str]:
-        """The listing's order (app/state/views.py `Listed.order`), then the id."""
-        return (
-            self.dealt_at,
-            self.sequence,
-            self.table,
-            self.round,
-            self.box,
-            self.kind_rank,
-            self.id,
-        )
 
 
 def leaving(listed: Listed, award_id: str, payment: dict[str, Any] | None, seq: int) -> PastAward:

@@ -20,8 +20,8 @@ from jackpot.in_play import InPlay
 from tables.bets import TableSettings
 
 if TYPE_CHECKING:
-    from app.state.parameters import ParametersInForce
-    from app.state.past_awards import PastAward
+    from app.state.parameters_in_force import ParametersInForce
+    from app.state.past_award import PastAward
 
 
 @dataclass(frozen=True, slots=True)

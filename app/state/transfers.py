@@ -15,10 +15,11 @@ from typing import Any
 from app.state.entries import RetireEntry, TransferChange
 from app.state.shape import FloorData
 from app.state.timefmt import format_time
+from jackpot.commands import TransferMoney
 from jackpot.errors import StateConflictError
 from jackpot.in_play import Place
 from jackpot.money import format_exact, format_money
-from jackpot.transfers import TransferMoney, TransferRecord, check
+from jackpot.transfers import TransferRecord, check
 
 RETIRED = "link-retired"
 

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 import asyncpg
 
-from app.state.past_awards import PastAward
+from app.state.past_award import PastAward
 from app.store.database import Connections, ServerDatabase, create_pool
 from app.store.errors import ChainBroken, Deposed, DuplicateEntry, JournalUnavailable
 from app.store.packing import pack, unpack, unpack_bytes

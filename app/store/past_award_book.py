@@ -12,7 +12,7 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
-from app.state.past_awards import PastAward
+from app.state.past_award import PastAward
 
 _COLUMNS = (
     "id", "link", "table_id", "round", "meter", "kind", "state", "box", "dealt_at",

@@ -10,7 +10,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from app.state.past_awards import PastAward
+from app.state.past_award import PastAward
 from app.store.past_award_book import PastAwardBook
 
 log = logging.getLogger("jackpot.writer")

@@ -17,7 +17,8 @@ import msgspec
 from app.state.accounts import dump_accounts, load_accounts
 from app.state.entries import Decision, Drawn, PostedBox
 from app.state.floor_state import FloorState, RoundExtras
-from app.state.parameters import ParametersInForce, config_of
+from app.state.parameters import config_of
+from app.state.parameters_in_force import ParametersInForce
 from app.store.packing import pack
 from jackpot import snapshot
 from jackpot.canonical import canonical_json

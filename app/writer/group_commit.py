@@ -22,7 +22,7 @@ from app.state.commands import command_body
 from app.state.entries import Entry
 from app.state.floor_state import FloorState
 from app.state.kinds import KINDS
-from app.state.past_awards import PastAward
+from app.state.past_award import PastAward
 from app.state.views import outcome_answer
 from app.store.chain import body_sha256
 from app.store.errors import ChainBroken, DuplicateEntry, JournalUnavailable

@@ -7,8 +7,8 @@ from typing import ClassVar, Literal
 from msgspec import Struct
 
 from app.state.entries.base import Base
+from jackpot.commands import TransferMoney
 from jackpot.money import Money
-from jackpot.transfers import TransferMoney
 
 
 class TransferChange(Struct, frozen=True, forbid_unknown_fields=True, kw_only=True,

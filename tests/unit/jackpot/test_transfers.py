@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jackpot.commands import BoxWager, CloseBets
+from jackpot.commands import Amount, BoxWager, CloseBets, TransferMoney
 from jackpot.config import LinkConfig, MeterConfig
 from jackpot.errors import InvalidCommandError, JackpotError, StateConflictError
 from jackpot.floor import Floor
@@ -16,7 +16,7 @@ from jackpot.meter import Meter
 from jackpot.money import Money, parse_rate
 from jackpot.reconcile import Ledger, reconcile
 from jackpot.snapshot import dump, load
-from jackpot.transfers import ABOVE_SEED, ALL, Amount, Holding, TransferMoney, move
+from jackpot.transfers import ABOVE_SEED, ALL, Holding, move
 from tests.unit.jackpot.support import ROYAL, TIMING, finalize, m, outcome
 
 

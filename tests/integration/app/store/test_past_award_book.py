@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest
 
-from app.state.past_awards import PastAward
+from app.state.past_award import PastAward
 from app.store.errors import DuplicateEntry
 from app.store.journal import Journal, JournalRow, MemoryJournal, PostgresJournal
 from app.store.past_award_book import AwardFilter, PastAwardBook

@@ -14,6 +14,12 @@ from app.config.demo import DEMO_FLOOR
 NOWHERE = "postgresql://nowhere.invalid/x"  # never reached: the input is refused first
 
 
+@pytest.fixture(autouse=True)
+def _demo_floor(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The demo floor's must-hit-by level opens with the demo's key, on purpose.
+    monkeypatch.setenv("JACKPOT_DEMO_TOKENS", "1")
+
+
 def _args(**extra: Any) -> argparse.Namespace:
     base = {"config": DEMO_FLOOR, "data_dir": None, "database_url": NOWHERE, "progress": False}
     return argparse.Namespace(**{**base, **extra})
