@@ -15,7 +15,7 @@ import httpx
 import pytest
 import uvicorn
 from fastapi import FastAPI
-from playwright.async_api import Page, async_playwright, expect
+from playwright.async_api import Page, expect
 
 from app.api import problems
 from app.api.auth import floor_tokens
@@ -25,7 +25,8 @@ from app.display.broadcaster import Broadcaster, MemoryBackend
 from app.display.link_routes import display_router
 from app.display.screen_watch import ScreenWatch
 from app.display.screens import Screens
-from tests.e2e.conftest import ARGS, ARTIFACTS, CHROMIUM
+from tests.e2e.conftest import ARTIFACTS, CHROMIUM
+from tests.e2e.test_display_page import browser_page
 from tests.support import DEMO, OPERATOR
 
 pytestmark = [
@@ -85,15 +86,8 @@ async def floor() -> AsyncIterator[Floor]:
 
 @pytest.fixture
 async def page() -> AsyncIterator[Page]:
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        context = await browser.new_context(viewport={"width": 1280, "height": 720})
-        try:
-            yield await context.new_page()
-        finally:
-            with contextlib.suppress(Exception):
-                await context.close()
-            await browser.close()
+    async with browser_page(1280, 720) as opened:
+        yield opened
 
 
 def final_win(award: str) -> dict[str, object]:

@@ -5,18 +5,17 @@ full value on the page), and the reveal when it hits (docs/api.md, Displays)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 from collections.abc import AsyncIterator
 
 import pytest
 import uvicorn
 from fastapi import FastAPI
-from playwright.async_api import Page, async_playwright, expect
+from playwright.async_api import Page, expect
 
 from app.display.broadcaster import Broadcaster, MemoryBackend
 from app.display.link_routes import display_router
-from tests.e2e.test_display_page import ARGS, ARTIFACTS, CHROMIUM, shows
+from tests.e2e.test_display_page import ARTIFACTS, CHROMIUM, browser_page, shows
 
 pytestmark = [
     pytest.mark.browser,
@@ -62,15 +61,8 @@ async def served() -> AsyncIterator[tuple[Broadcaster, str]]:
 
 @pytest.fixture
 async def page() -> AsyncIterator[Page]:
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        context = await browser.new_context(viewport={"width": 1920, "height": 1080})
-        try:
-            yield await context.new_page()
-        finally:
-            with contextlib.suppress(Exception):
-                await context.close()
-            await browser.close()
+    async with browser_page() as opened:
+        yield opened
 
 
 async def test_five_levels_laid_out_with_the_mystery_level_and_its_reveal(

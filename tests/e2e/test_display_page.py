@@ -78,17 +78,24 @@ async def floor() -> AsyncIterator[Floor]:
         await task
 
 
-@pytest.fixture
-async def page() -> AsyncIterator[Page]:
+@contextlib.asynccontextmanager
+async def browser_page(width: int = 1920, height: int = 1080) -> AsyncIterator[Page]:
+    """A page of headless Chromium at this viewport (every display test's browser)."""
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        context = await browser.new_context(viewport={"width": 1920, "height": 1080})
+        context = await browser.new_context(viewport={"width": width, "height": height})
         try:
             yield await context.new_page()
         finally:
             with contextlib.suppress(Exception):
                 await context.close()
             await browser.close()
+
+
+@pytest.fixture
+async def page() -> AsyncIterator[Page]:
+    async with browser_page() as opened:
+        yield opened
 
 
 def win(award: str, *, box: int = 3, table: str = "T01") -> dict[str, object]:
