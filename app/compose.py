@@ -41,6 +41,7 @@ from app.ops.metrics import PrometheusMetrics
 from app.ops.software import Identity
 from app.state.commands import ConfigCommand, StartCommand
 from app.state.floor_state import FloorConfig, FloorState
+from app.state.timefmt import wall_clock_ms
 from app.state.views import meters
 from app.store.database import ServerDatabase
 from app.store.journal import Journal, PostgresJournal
@@ -52,7 +53,7 @@ from app.writer.leadership import Leadership
 from app.writer.opening import StartRefused, opened, refused_at_start
 from app.writer.snapshotter import Cadence, SnapshotterProcess
 from app.writer.writer import Writer
-from app.writer.writer_settings import WriterSettings, wall_clock_ms
+from app.writer.writer_settings import WriterSettings
 
 log = logging.getLogger("jackpot")
 
@@ -131,8 +132,7 @@ def writer_process(
         # On the server's database the snapshotter process makes the snapshots (`run_writer`).
         makes_snapshots=database is None,
     )
-    # The accounts are the writer's state as the journal leaves them (it may be replaced).
-    tokens = floor_tokens(floor, lambda: writer.service.accounts, clock)
+    tokens = floor_tokens(floor, writer.accounts, clock)
     # The floor file's parameters: recorded first, whenever this writer starts leading,
     # unless the journal already holds them (docs/journal.md `config`).
     path, sha256 = (None, None) if source is None else (source.path, source.sha256)
@@ -154,7 +154,7 @@ def writer_process(
     passwords = passwords or Passwords()
     signins = SignIns(
         MemorySessions() if database is None else PostgresSessions(database),
-        lambda: writer.service.accounts,
+        writer.accounts,
         passwords,
         signin_policy or SignInPolicy.of(floor),
         clock,

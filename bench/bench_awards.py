@@ -25,12 +25,14 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.api.auth import wall_clock_ms  # noqa: E402
 from app.compose import writer_process  # noqa: E402
 from app.config.floor_file import parse_floor  # noqa: E402
 from app.config.settings import Settings  # noqa: E402
 from app.state.past_award import PastAward  # noqa: E402
-from app.state.timefmt import format_time  # noqa: E402
+from app.state.timefmt import (
+    format_time,  # noqa: E402
+    wall_clock_ms,  # noqa: E402
+)
 from app.store.database import create_pool, migrate, start_embedded  # noqa: E402
 from app.store.journal import PostgresJournal  # noqa: E402
 from app.store.past_award_book import records  # noqa: E402

@@ -64,14 +64,17 @@ from app.config.floor_config import floor_config  # noqa: E402
 from app.config.floor_file import load_floor  # noqa: E402
 from app.state.floor_state import FloorState  # noqa: E402
 from app.state.sealing import DEMO_KEY  # noqa: E402
-from app.state.timefmt import format_time  # noqa: E402
+from app.state.timefmt import (
+    format_time,  # noqa: E402
+    wall_clock_ms,  # noqa: E402
+)
 from app.store.database import create_pool, migrate, start_embedded  # noqa: E402
 from app.store.journal import PostgresJournal  # noqa: E402
 from app.store.packing import pack  # noqa: E402
 from app.store.snapshots import dump_text  # noqa: E402
 from app.writer.group import Submission  # noqa: E402
 from app.writer.writer import Writer  # noqa: E402
-from app.writer.writer_settings import WriterSettings, wall_clock_ms  # noqa: E402
+from app.writer.writer_settings import WriterSettings  # noqa: E402
 from tests.support import table_command  # noqa: E402
 
 GROUP = 512

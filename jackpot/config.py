@@ -20,7 +20,7 @@ class MeterConfig:
     must_hit_by: Money | None = None
     must_hit_from: Money | None = None
     # Where contributions beyond the ceiling go: "reserve", "house", or the id of another
-    # meter of the same link (jackpot/overflow.py).
+    # meter of the same link (jackpot/link.py).
     overflow_to: str = "reserve"
 
 

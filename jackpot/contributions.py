@@ -1,19 +1,22 @@
-"""Bets closed: a round's boxes recorded, their contributions one event on the timeline."""
+"""Bets closed: a round's boxes recorded, their contributions one event on the timeline,
+and their qualifying wagers metered on every meter of their link (accepted, and voided
+since: the regulator's counters)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from jackpot.commands import CloseBets
+from jackpot.commands import CloseBets, Wager
 from jackpot.errors import ClockSkewError, InvalidCommandError, StaleRoundError, StateConflictError
 from jackpot.money import RATE_SCALE
-from jackpot.qualifying_wagers import count_accepted
 from jackpot.records import BoxRecord, RoundRecord
 from jackpot.results import BetsResult
 from jackpot.timeline import CONTRIBUTION, Event
 
 if TYPE_CHECKING:  # the floor's handler table calls this one
     from jackpot.floor_shape import FloorShape
+    from jackpot.link import Link
 
 
 def close_bets(floor: FloorShape, cmd: CloseBets) -> BetsResult:
@@ -94,3 +97,33 @@ def close_bets(floor: FloorShape, cmd: CloseBets) -> BetsResult:
         link.stale_check_at = min(link.stale_check_at, effective + timing.round_timeout_ms + 1)
     floor.opened(record)
     return BetsResult(record)
+
+
+# -- qualifying wagers, metered on every meter of their link --------------------------
+
+
+def _counted(wager: int, dealer_wager: int) -> int:
+    # singapore-stud 3.5: a wager on the player's hand and one on the dealer's are two.
+    return (wager > 0) + (dealer_wager > 0)
+
+
+def count_accepted(link: Link, wagers: Iterable[Wager]) -> None:
+    """Every accepted jackpot wager qualifies for every meter of its link: each meter
+    contributes from it at its own rate (docs/design.md, vocabulary)."""
+    count = amount = 0
+    for w in wagers:  # as `_counted`, inline: once per box of every bets
+        count += (w.wager > 0) + (w.dealer_wager > 0)
+        amount += w.wager + w.dealer_wager
+    if not count:
+        return
+    for meter in link.meters:
+        meter.wagers += count
+        meter.wagered += amount
+
+
+def count_voided(link: Link, box: BoxRecord) -> None:
+    """A voided box's wagers are metered apart; the accepted ones stay as they were."""
+    count = _counted(box.wager, box.dealer_wager)
+    for meter in link.meters:
+        meter.wagers_voided += count
+        meter.wagered_voided += box.wager + box.dealer_wager

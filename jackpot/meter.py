@@ -141,7 +141,7 @@ class Meter:
         ceiling = self.config.ceiling
         if ceiling is not None and self.value + to_meter > ceiling:
             # Beyond the ceiling contributions go where the floor file says: the reserve
-            # by default, the house, or another meter (jackpot/overflow.py passes it on).
+            # by default, the house, or another meter (jackpot/link.py passes it on).
             kept = max(0, ceiling - self.value)
             excess = to_meter - kept
             self.overflow += excess

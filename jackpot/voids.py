@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from jackpot.commands import Correct, VoidRound
+from jackpot.contributions import count_voided
 from jackpot.errors import InvalidCommandError, StateConflictError
 from jackpot.link import (
     Link,
 )
-from jackpot.qualifying_wagers import count_voided
 from jackpot.records import (
     FINAL,
     PENDING,

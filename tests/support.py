@@ -10,9 +10,10 @@ import asyncpg
 import msgspec
 import orjson
 
+from app.api.auth import token_hash
 from app.api.table_events.decoding import decode
 from app.config.floor_config import floor_config
-from app.config.floor_file import parse_floor, token_hash
+from app.config.floor_file import parse_floor
 from app.state.commands import Command
 from app.state.floor_state import FloorState
 from app.state.sealing import DEMO_KEY

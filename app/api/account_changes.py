@@ -9,9 +9,8 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from app.api.auth import Tokens
+from app.api.auth import Tokens, token_hash
 from app.api.passwords import Passwords
-from app.config.floor_file import token_hash
 from app.state.account_commands import (
     AccountCommand,
     AccountCreateCommand,

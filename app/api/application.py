@@ -16,7 +16,7 @@ from app.api import problems
 from app.api.account_changes import AccountChanges
 from app.api.account_routes import ACCOUNT_BODIES, account_routes
 from app.api.auth import Tokens
-from app.api.body_limit import BodyLimit
+from app.api.gates import BodyLimit, StandbyGate
 from app.api.health import health_answer, writer_health
 from app.api.passwords import Passwords
 from app.api.router import BODIES_READ_BY_ROUTES, router
@@ -24,7 +24,6 @@ from app.api.schemas import problem_responses
 from app.api.screen_routes import screen_router
 from app.api.sessions import SessionGate, SignIns
 from app.api.signin_routes import SIGNIN_BODIES, signin_routes
-from app.api.standby import StandbyGate
 from app.api.table_events import direct_route
 from app.api.table_events.direct_route import Edge, FastPathApp
 from app.api.table_events.handlers import table_event_handlers

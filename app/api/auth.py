@@ -4,14 +4,15 @@ console's session cookie, checked by app/api/sessions.py before the route runs."
 
 from __future__ import annotations
 
-import time
+import hashlib
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from app.api.problems import AuthError
-from app.config.floor_file import FloorFile, token_hash
+from app.config.floor_file import FloorFile
 from app.state.accounts import Accounts
+from app.state.timefmt import wall_clock_ms
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,8 +36,10 @@ ADMITS: Mapping[str, tuple[str, ...]] = {
 NO_ACCOUNTS = Accounts()
 
 
-def wall_clock_ms() -> int:
-    return time.time_ns() // 1_000_000
+def token_hash(token: str) -> str:
+    """What is stored of a bearer token (the floor file's, an account's): its SHA-256,
+    never the token in clear."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from app.api.auth import Principal, Tokens
 from app.api.reading import Auth, TableId, read_body, request_body
 from app.api.schemas import Reason, Strict
 from app.state.commands import InPlayCommand, ProposeCommand, ResumeCommand, SuspendCommand
-from app.state.in_play_views import table_status
+from app.state.in_play_state import table_status
 from app.writer.writer import Writer
 
 Box = Annotated[StrictInt, Field(ge=1, le=52)]

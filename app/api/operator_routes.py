@@ -40,10 +40,10 @@ from app.state.commands import (
 from app.state.consequence_views import with_consequence
 from app.state.floor_state import FloorState
 from app.state.hold_views import with_holds
-from app.state.mystery_views import level_fields
 from app.state.operator_views import audit_view, proposal_view
 from app.state.record_listings import AuditFilter, AwardFilter, matching_audit
 from app.state.regulator_meters import meters_view
+from app.state.views import level_fields
 from app.store.past_award_book import AwardFilter as PastFilter
 from app.writer.writer import Writer
 from jackpot.commands import SEMANTICS

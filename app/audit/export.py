@@ -20,8 +20,7 @@ from typing import TextIO
 import orjson
 
 from app.state.timefmt import format_time, parse_time
-from app.store.chain import GENESIS
-from app.store.journal import Journal, JournalRow, read_only_journal
+from app.store.journal import GENESIS, Journal, JournalRow, read_only_journal
 from jackpot.canonical import canonical_json, loads_exact
 
 

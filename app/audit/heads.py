@@ -11,8 +11,7 @@ from pathlib import Path
 
 from app.audit.findings import Discrepancy, Report
 from app.config.floor_file import SHA256_RE
-from app.store.chain import GENESIS
-from app.store.journal import JournalSource
+from app.store.journal import GENESIS, JournalSource
 from app.store.signed_heads import SignedHeadError, public_key, signed_heads
 
 

@@ -28,11 +28,10 @@ from app.audit.payment_report import (
 from app.audit.reductions import reductions
 from app.audit.spreadsheet_csv import to_csv as to_csv  # the operators' routes' CSV
 from app.state.floor_state import FloorConfig, FloorState
-from app.state.in_play_views import suspension_periods
+from app.state.in_play_state import suspension_periods
 from app.state.timefmt import format_time
-from app.store.chain import GENESIS
 from app.store.errors import JournalUnavailable
-from app.store.journal import Journal, PostgresJournal, read_only_journal
+from app.store.journal import GENESIS, Journal, PostgresJournal, read_only_journal
 from app.store.packing import unpack_bytes
 from app.store.snapshots import load_service, run_aside
 from jackpot.canonical import loads_exact

@@ -41,11 +41,10 @@ from app.state.entries import (
     idempotency_key,
 )
 from app.state.floor_state import FloorConfig, FloorState
-from app.state.in_play_kinds import NotInPlayError, check_in_play_bets
+from app.state.in_play_state import NotInPlayError, check_in_play_bets
 from app.state.kinds import KINDS, prepare_outcome
 from app.state.payments import check_payment, claims_of
-from app.store.chain import GENESIS, body_sha256, chain_hash
-from app.store.journal import JournalRow
+from app.store.journal import GENESIS, JournalRow, body_sha256, chain_hash
 from app.store.snapshots import dump_text, load_service
 from jackpot.canonical import UnreadableJson, canonical_json, loads_exact
 from jackpot.errors import JackpotError

@@ -14,7 +14,6 @@ import contextlib
 import random
 import signal
 import sys
-import time
 import tomllib
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
@@ -39,7 +38,7 @@ from app.cli.simulated_rounds import (
     plan_round,
     read_tables,
 )
-from app.state.timefmt import format_time
+from app.state.timefmt import format_time, wall_clock_ms
 
 __all__ = [
     "STRAIGHT_FLUSHES",
@@ -132,10 +131,6 @@ class Silence:
         """How long to stay quiet now, `elapsed` seconds after the table began (0: deal)."""
         phase = elapsed % (self.dealing_s + self.quiet_s)
         return 0.0 if phase < self.dealing_s else self.dealing_s + self.quiet_s - phase
-
-
-def wall_clock_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 class Simulator:

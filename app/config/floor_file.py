@@ -52,11 +52,6 @@ class FloorError(Exception):
 EMPTY_TOKEN_SHA256 = hashlib.sha256(b"").hexdigest()
 
 
-def token_hash(token: str) -> str:
-    """What the floor file stores for a bearer token (tokens are never stored in clear)."""
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
-
-
 # -- field types: TOML values -> exact ints; a TOML number for money is refused ----------
 
 
@@ -125,7 +120,7 @@ class MeterSection(_Section):
     # a trigger drawn in [must_hit_from, must_hit_by); must_hit_from defaults to the seed.
     must_hit_by: MoneyText | None = None
     must_hit_from: MoneyText | None = None
-    # ... or to the house, or to another meter of the link (jackpot/overflow.py)
+    # ... or to the house, or to another meter of the link (jackpot/link.py)
     overflow_to: Ident = "reserve"
 
 

@@ -148,7 +148,7 @@ class Broadcaster:
             self._originate(state, {**message, "status": status, "detail": detail})
 
     def in_play(self, link: str, info: Mapping[str, object]) -> None:
-        """What is out of play on the link (app/state/in_play_views.py `link_in_play`): a
+        """What is out of play on the link (app/state/in_play_state.py `link_in_play`): a
         `status` message when it changes, with the link's status as it is."""
         state = self._writer_link(link)
         if state.in_play == dict(info):
@@ -159,7 +159,7 @@ class Broadcaster:
 
     def levels(self, link: str, levels: Mapping[str, Mapping[str, object]]) -> None:
         """The link's must-hit-by levels (meter -> `must_hit_from`, `must_hit_by`,
-        `commitment`: app/state/mystery_views.py): a `meters` message when they change, as
+        `commitment`: app/state/views.py): a `meters` message when they change, as
         at each draw; the trigger is never among them."""
         state = self._writer_link(link)
         wanted = {meter: dict(fields) for meter, fields in levels.items()}

@@ -2,8 +2,9 @@
 operator command, decoded once at the edge (app/api) and made an entry by its kind's
 `prepare` (app/state/kinds.py). Money is in micro-units and times in ms, as in entries.
 
-A table event's command is also what the journal's `body_sha256` covers
-(`command_body`): its fields are the request body's, money and times parsed.
+A table event's command is also what the journal's `body_sha256` covers (as JSON
+builtins: app/writer/group.py `Submission.body_sha256`): its fields are the request
+body's, money and times parsed.
 """
 
 from __future__ import annotations
@@ -232,9 +233,3 @@ Command: TypeAlias = (
     | TransferCommand
     | RetireCommand
 )
-
-
-def command_body(command: Command | None) -> dict[str, Any]:
-    """The command as JSON builtins: what a retry's body is compared by (its hash)."""
-    body: dict[str, Any] = {} if command is None else msgspec.to_builtins(command)
-    return body

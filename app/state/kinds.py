@@ -60,7 +60,15 @@ from app.state.entries import (
     entry_from_dict,
     idempotency_key,
 )
-from app.state.in_play_kinds import apply_in_play, check_in_play, check_in_play_bets
+from app.state.in_play_state import (
+    apply_in_play,
+    apply_retire,
+    check_in_play,
+    check_in_play_bets,
+    check_not_retired,
+    check_retire,
+    check_tables,
+)
 from app.state.operator_views import operator_answer
 from app.state.parameter_kinds import (
     apply_approve,
@@ -84,14 +92,7 @@ from app.state.payments import (
 from app.state.reductions import check_reduction, with_reason_code
 from app.state.shape import FloorData, RoundExtras
 from app.state.start_kind import apply_start, prepare_start, start_answer
-from app.state.transfers import (
-    apply_retire,
-    apply_transfer,
-    check_not_retired,
-    check_retire,
-    check_tables,
-    check_transfer,
-)
+from app.state.transfers import apply_transfer, check_transfer
 from app.state.views import bets_answer, outcome_answer, void_answer
 from jackpot.commands import SEMANTICS
 from jackpot.errors import (

@@ -13,11 +13,10 @@ from app.state.consequence_views import with_consequence
 from app.state.floor_state import FloorState
 from app.state.gaming_day import gaming_day_view
 from app.state.hold_views import LinkHolds, open_rounds_by_table
-from app.state.in_play_views import link_in_play, suspensions_view, table_heard, table_in_play
-from app.state.mystery_views import level_fields
+from app.state.in_play_state import link_in_play, suspensions_view, table_heard, table_in_play
 from app.state.operator_views import proposal_view
 from app.state.timefmt import format_time
-from app.state.views import as_committed, award_row
+from app.state.views import as_committed, award_row, level_fields
 from jackpot.money import format_money
 from jackpot.records import OPEN, AwardRecord
 

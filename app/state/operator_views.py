@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.state.in_play_views import InPlayChanged, in_play_answer
+from app.state.in_play_state import InPlayChanged, Retired, in_play_answer
 from app.state.shape import FloorData
 from app.state.timefmt import format_time
-from app.state.transfers import Retired, Transferred
+from app.state.transfers import Transferred
 from app.state.views import reset_view
 from jackpot.money import format_money
 from jackpot.records import CorrectionRecord, ResetRecord, SeedChangeRecord

@@ -1,9 +1,12 @@
-"""RFC 3339 timestamps at the edge <-> integer epoch milliseconds inside (never a float)."""
+"""RFC 3339 timestamps at the edge <-> integer epoch milliseconds inside (never a float),
+and the server's wall clock in them (read by the edge and the writer, never by the state:
+time is a parameter of every entry)."""
 
 from __future__ import annotations
 
 import functools
 import re
+import time
 from datetime import UTC, datetime, timedelta
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -18,6 +21,12 @@ _FORMAT = "must be an RFC 3339 time with an offset, such as 2026-11-22T18:00:00.
 # year 1 time with a positive one) is beyond them in UTC, so it is refused here.
 FIRST_MS = (datetime(1, 1, 1, tzinfo=UTC) - EPOCH) // _MS
 LAST_MS = (datetime(9999, 12, 31, 23, 59, 59, 999_000, tzinfo=UTC) - EPOCH) // _MS
+
+
+def wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
 _RANGE = "is outside the years 0001 to 9999 in UTC"
 
 

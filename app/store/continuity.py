@@ -4,9 +4,8 @@ journal's entry at its seq. What recovery and a standby trust nothing without.""
 
 from __future__ import annotations
 
-from app.store.chain import chain_hash
 from app.store.errors import BrokenChain
-from app.store.journal import JournalRow, JournalSource
+from app.store.journal import JournalRow, JournalSource, chain_hash
 
 
 def check_follows(seq: int, head: str, row: JournalRow) -> None:

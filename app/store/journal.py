@@ -5,11 +5,15 @@ once every row of the batch is committed, and commits all of them or none. The w
 acknowledges nothing before `append` has returned; that ordering is the caller's job. One
 transaction per batch is what makes group commit pay: PostgreSQL flushes the WAL once per
 commit, so a batch costs one fsync.
+
+Every row is chained to its predecessor by `chain_hash` (docs/journal.md): one definition
+for the writer that appends rows and the auditor's replay that checks them.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -25,6 +29,19 @@ from app.store.past_award_book import AwardFilter, memory_page
 from app.store.past_award_book import by_id as past_awards_by_id
 from app.store.past_award_book import insert as insert_past_awards
 from app.store.past_award_book import page as read_past_awards
+from jackpot.canonical import canonical_json
+
+GENESIS = "0" * 64  # the previous hash of entry 1
+
+
+def chain_hash(previous: str, entry_text: str) -> str:
+    """A row's hash: sha256(previous hash || canonical entry text)."""
+    return hashlib.sha256((previous + entry_text).encode()).hexdigest()
+
+
+def body_sha256(body: dict[str, Any]) -> str:
+    """The sha256 of a request body's canonical JSON: a retry with another body conflicts."""
+    return hashlib.sha256(canonical_json(body).encode()).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,9 +6,8 @@ import asyncio
 import contextlib
 from dataclasses import dataclass, field
 
-from app.state.in_play_views import link_in_play
-from app.state.mystery_views import level_signs
-from app.state.views import award_row, has_pending, meters
+from app.state.in_play_state import link_in_play
+from app.state.views import award_row, has_pending, level_signs, meters
 from app.writer.ports import Broadcast
 from app.writer.position import Position
 from jackpot.records import FINAL, PENDING, VOID, AwardRecord, ResetRecord

@@ -7,8 +7,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from app.state.commands import Command
-from app.store.journal import JournalRow
+from app.store.journal import JournalRow, body_sha256
 from app.writer.ports import StagedCounts
 from app.writer.refusals import Conflict
 from jackpot.records import AwardRecord, ResetRecord
@@ -36,6 +38,10 @@ class Submission:
         if self.table is None or self.round is None:
             return None
         return f"{self.table}|{self.round}|{self.kind}"
+
+    def body_sha256(self) -> str:
+        """What a retry's body is compared by: the hash of its command as JSON builtins."""
+        return body_sha256({} if self.command is None else msgspec.to_builtins(self.command))
 
     def conflict(self) -> Conflict:
         return Conflict(

@@ -18,13 +18,11 @@ import random
 import time
 from typing import Any
 
-from app.state.commands import command_body
 from app.state.entries import Entry
 from app.state.floor_state import FloorState
 from app.state.kinds import KINDS
 from app.state.past_award import PastAward
 from app.state.views import outcome_answer
-from app.store.chain import body_sha256
 from app.store.errors import ChainBroken, DuplicateEntry, JournalUnavailable
 from app.store.journal import Journal, JournalRow
 from app.writer.announcer import Announcer
@@ -144,7 +142,7 @@ class GroupCommitter:
         """Apply one request; returns how to answer it once its group is committed."""
         service = position.service
         key = sub.idem_key
-        sha = body_sha256(command_body(sub.command)) if key else None
+        sha = sub.body_sha256() if key else None
         if key is not None and key in service.idem:
             if service.idem[key] != sha:
                 raise sub.conflict()

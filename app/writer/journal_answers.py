@@ -6,9 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from app.state.commands import command_body
 from app.state.timefmt import format_time
-from app.store.chain import body_sha256
 from app.store.journal import JournalRow
 from app.writer.group import Reply, Submission
 from app.writer.ports import WriterMetrics
@@ -22,7 +20,7 @@ def recorded_answer(
 ) -> tuple[int, Reply]:
     """The journal has this event (a late retry): its first answer, or Conflict (409) if
     the body is another."""
-    if row.body_sha256 != body_sha256(command_body(sub.command)):
+    if row.body_sha256 != sub.body_sha256():
         metrics.event(sub.kind, sub.table, "refused")
         raise sub.conflict()
     metrics.event(sub.kind, sub.table, "retry")

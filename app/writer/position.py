@@ -10,9 +10,8 @@ from typing import Any
 
 from app.state.entries import Entry, entry_from_dict, entry_text
 from app.state.floor_state import FloorConfig, FloorState
-from app.store.chain import GENESIS, chain_hash
 from app.store.continuity import check_follows
-from app.store.journal import JournalRow
+from app.store.journal import GENESIS, JournalRow, chain_hash
 from app.store.packing import unpack_bytes
 from app.store.snapshots import load_service, text_size
 from jackpot.canonical import canonical_json, loads_exact
@@ -127,7 +126,7 @@ def next_row(
     body_sha: str | None,
     answer: dict[str, Any] | None,
 ) -> JournalRow:
-    """The entry's row after (seq, head), chained by app/store/chain.py's hash (one
+    """The entry's row after (seq, head), chained by app/store/journal.py's hash (one
     definition for the writer and the auditor); the caller makes it the head."""
     text = entry_text(entry)  # written once, from the typed entry (the hot path: bets)
     return JournalRow(

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import asyncpg
 
 from app.state.floor_state import FloorConfig, FloorState
+from app.state.timefmt import wall_clock_ms
 from app.store.continuity import check_base
 from app.store.errors import BrokenChain, JournalUnavailable
 from app.store.journal import Journal, PostgresJournal
@@ -36,7 +37,7 @@ from app.store.packing import pack
 from app.store.snapshots import dump_text, text_size
 from app.writer.position import Position
 from app.writer.snapshot_policy import SnapshotPolicy
-from app.writer.writer_settings import WriterSettings, wall_clock_ms
+from app.writer.writer_settings import WriterSettings
 from jackpot.snapshot import SnapshotWithoutMeters
 
 log = logging.getLogger("jackpot.snapshotter")

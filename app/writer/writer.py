@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from app.state.accounts import Accounts
 from app.state.commands import Command
 from app.state.floor_state import FloorState
 from app.store.errors import JournalUnavailable
@@ -25,14 +26,13 @@ from app.writer.announcer import Announcer
 from app.writer.group import Reply, Submission
 from app.writer.group_commit import GroupCommitter
 from app.writer.journal_answers import left_memory, recorded_answer
-from app.writer.liveness import Liveness
 from app.writer.opening import opening_done
 from app.writer.ports import Broadcast, Uncounted, WriterMetrics
 from app.writer.position import Position, loads
 from app.writer.recovery import Recovery
 from app.writer.refusals import Standby, Unavailable
 from app.writer.snapshot_policy import SnapshotPolicy
-from app.writer.timer import Timer
+from app.writer.timer import Liveness, Timer
 from app.writer.writer_settings import WriterSettings
 from jackpot.errors import JackpotError, UnknownError
 from tables.errors import TablesError
@@ -99,6 +99,11 @@ class Writer:
         """The state; replaced when a commit fails (rebuilt from the last durable point)."""
         return self.position.service
 
+    def accounts(self) -> Accounts:
+        """The accounts the journal holds now: bearer tokens and sign-ins are judged by
+        them, so they are read from the state at each request (it may be replaced)."""
+        return self.position.service.accounts
+
     @property
     def seq(self) -> int:
         return self.position.seq
@@ -130,7 +135,7 @@ class Writer:
         return self.timer.liveness.last(table)
 
     def heard(self, table: str, now: int) -> None:
-        """The table asked what is in play: its heartbeat (app/writer/liveness.py)."""
+        """The table asked what is in play: its heartbeat (app/writer/timer.py)."""
         self.timer.liveness.hear(table, now)
 
     @property

@@ -4,16 +4,13 @@ clock and the random source (app/api/application.py fills them from app/config/s
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from app.state.timefmt import wall_clock_ms
+
 # The outcome answer waits this long for its pending meter awards (docs/api.md).
 OUTCOME_WAIT_S = 10.0
-
-
-def wall_clock_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 @dataclass(frozen=True, slots=True)

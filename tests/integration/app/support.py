@@ -19,9 +19,9 @@ from app.compose import WriterProcess, writer_process
 from app.config.floor_file import FloorFile, parse_floor
 from app.config.settings import Settings
 from app.display.broadcaster import Broadcaster
+from app.state.timefmt import wall_clock_ms
 from app.store.errors import JournalUnavailable
 from app.store.journal import Journal, JournalRow, MemoryJournal
-from app.writer.writer_settings import wall_clock_ms
 from tests.support import DEMO, T01, T02, Clock, bets_body
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]

@@ -10,8 +10,7 @@ import httpx
 import pytest
 
 from app.audit.replay_check import Verifier
-from app.store.chain import GENESIS, chain_hash
-from app.store.journal import MemoryJournal
+from app.store.journal import GENESIS, MemoryJournal, chain_hash
 from tests.integration.app.support import KeptJournal, build_server, running
 from tests.support import Clock, bets_body
 

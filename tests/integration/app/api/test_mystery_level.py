@@ -12,8 +12,9 @@ import httpx
 import orjson
 import pytest
 
+from app.api.auth import token_hash
 from app.config.floor_config import floor_config
-from app.config.floor_file import parse_floor, token_hash
+from app.config.floor_file import parse_floor
 from app.state.floor_state import FloorState
 from jackpot.canonical import loads_exact
 from jackpot.money import format_money

@@ -17,9 +17,8 @@ from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from starlette.middleware.errors import ServerErrorMiddleware
 
-from app.api.body_limit import BodyLimit
+from app.api.gates import BodyLimit, StandbyGate
 from app.api.sessions import SessionGate
-from app.api.standby import StandbyGate
 from app.api.table_events.direct_route import FastPathApp, TableEvents
 from app.ops.logs import RequestContextMiddleware
 from app.state.timefmt import format_time

@@ -18,7 +18,7 @@ from app.cli.commands import main
 from app.config.floor_config import floor_config
 from app.config.floor_file import load_floor, parse_floor
 from app.state.sealing import DEMO_KEY
-from app.store.chain import GENESIS
+from app.store.journal import GENESIS
 from tests.integration.app.support import KeptJournal, build_server, running
 from tests.support import DEMO, Clock, bets_body, without_tiers
 

@@ -16,8 +16,7 @@ from app.config.floor_config import floor_config
 from app.config.floor_file import parse_floor
 from app.config.floor_parameters import floor_parameters
 from app.state.sealing import DEMO_KEY
-from app.store.chain import GENESIS
-from app.store.journal import JournalRow
+from app.store.journal import GENESIS, JournalRow
 from app.store.snapshots import dump_text
 from tests.integration.app.support import KeptJournal, build_server, running
 from tests.support import DEMO, OPERATOR, T01, Clock, bets_body

@@ -10,10 +10,9 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest
 
-from app.store.chain import GENESIS, chain_hash
 from app.store.database import create_pool
 from app.store.errors import ChainBroken
-from app.store.journal import JournalRow, PostgresJournal
+from app.store.journal import GENESIS, JournalRow, PostgresJournal, chain_hash
 from app.store.lease import PostgresLease
 from tests.support import rewrite_history
 

@@ -30,7 +30,7 @@ LEASE_MS = 60_000  # long: a takeover before it ends is the lock's doing, not th
 # (once told, by a line on stdin) renews and appends one entry under its fence.
 LEADER = """
 import asyncio, sys
-from app.store.chain import GENESIS, chain_hash
+from app.store.journal import GENESIS, chain_hash
 from app.store.database import create_pool
 from app.store.errors import Deposed
 from app.store.journal import JournalRow, PostgresJournal

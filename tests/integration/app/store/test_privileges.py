@@ -17,9 +17,8 @@ import asyncpg
 import pytest
 
 from app.cli import main as jackpot
-from app.store.chain import GENESIS, chain_hash
 from app.store.database import create_pool, migrate, start_embedded, with_database
-from app.store.journal import JournalRow, PostgresJournal
+from app.store.journal import GENESIS, JournalRow, PostgresJournal, chain_hash
 from app.store.lease import PostgresLease
 from app.store.sessions import PostgresSessions, Session, SignInEvent
 from tests.conftest import admin, run_blocking

@@ -19,8 +19,7 @@ from app.audit.verify_run import verify
 from app.config.floor_config import floor_config
 from app.config.floor_file import FloorError, load_floor, parse_floor
 from app.state.sealing import DEMO_KEY
-from app.store.chain import GENESIS, chain_hash
-from app.store.journal import Journal, JournalRow, PostgresJournal
+from app.store.journal import GENESIS, Journal, JournalRow, PostgresJournal, chain_hash
 from app.writer.writer import Writer
 from jackpot.canonical import UnreadableJson, canonical_json, loads_exact
 from jackpot.money import MAX_MONEY, MAX_ODDS, SCALE, Money, MoneyError, parse_money

@@ -11,10 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.store.chain import GENESIS, chain_hash
 from app.store.database import create_pool
 from app.store.errors import Deposed
-from app.store.journal import JournalRow, PostgresJournal
+from app.store.journal import GENESIS, JournalRow, PostgresJournal, chain_hash
 from app.store.lease import PostgresLease
 from tests.conftest import run_blocking
 from tests.support import rewrite_history

@@ -20,7 +20,7 @@ from app.state.commands import BetsCommand
 from app.state.floor_state import FloorState
 from app.state.kinds import prepare_bets
 from app.state.sealing import DEMO_KEY
-from app.store.chain import GENESIS
+from app.store.journal import GENESIS
 from app.store.packing import unpack_bytes
 from app.store.snapshots import dump_packed_aside, dump_text
 from app.writer.writer import Writer

@@ -13,15 +13,15 @@ import functools
 from collections.abc import Awaitable
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from app.state.commands import Command, CorrectCommand, VoidCommand, command_body
+from app.state.commands import Command, CorrectCommand, VoidCommand
 from app.state.timefmt import format_time
 from app.state.views import meters, outcome_answer, round_view
-from app.store.chain import body_sha256
-from app.store.journal import JournalRow, MemoryJournal
+from app.store.journal import JournalRow, MemoryJournal, body_sha256
 from app.store.snapshots import dump_text
 from app.writer.refusals import Conflict, Unavailable
 from jackpot.errors import JackpotError, UnknownError
@@ -136,7 +136,7 @@ async def test_a_late_retry_refused_by_the_journal_is_answered_from_it_not_the_g
         old = bets(NOW - 1_000)
         seeded = JournalRow(
             seq=1_000, recorded_at_ms=NOW - 1_000, kind="bets", idem_key="T01|OLD|bets",
-            body_sha256=body_sha256(command_body(old)), entry="{}",
+            body_sha256=body_sha256(msgspec.to_builtins(old)), entry="{}",
             answer='{"first":"answer"}', hash="f" * 64,
         )  # fmt: skip
         await MemoryJournal.append(h.journal, [seeded])
@@ -586,7 +586,7 @@ async def run_schedule(schedule: list[Step]) -> None:  # noqa: C901 - the model:
         for (round_id, body, _), result in zip(sent, results, strict=True):
             if result in (200, 201):  # acknowledged: recorded, with this very body
                 row = recorded.get(f"T01|{round_id}|bets")
-                assert row is not None and row.body_sha256 == body_sha256(command_body(body))
+                assert row is not None and row.body_sha256 == body_sha256(msgspec.to_builtins(body))
             else:  # a 503, or a 409: another body was posted first
                 assert result in (Unavailable, Conflict), result
         # Every recorded event was acknowledged, to its first sender.

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 import app.compose as compose
+from app.api.auth import token_hash
 from app.cli.commands import main
-from app.config.floor_file import parse_floor, token_hash
+from app.config.floor_file import parse_floor
 from app.config.mystery_key import MysteryKeyError, mystery_key
 from app.config.settings import Settings
 from app.state.sealing import DEMO_KEY

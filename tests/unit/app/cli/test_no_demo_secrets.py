@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 import app.compose as compose
-from app.api.auth import floor_tokens
+from app.api.auth import floor_tokens, token_hash
 from app.api.problems import AuthError
 from app.cli.commands import main
 from app.config.demo import DEMO_FLOOR
-from app.config.floor_file import FloorError, load_floor, token_hash
+from app.config.floor_file import FloorError, load_floor
 
 
 class Started(Exception):

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from app.api.auth import token_hash
 from app.config.floor_file import (
     FloorError,
     FloorFile,
     OperatorRole,
     load_floor,
     parse_floor,
-    token_hash,
 )
 from jackpot.money import Money, Rate
 from tables.games import GameId

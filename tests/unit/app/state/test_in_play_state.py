@@ -8,7 +8,7 @@ import pytest
 
 from app.state.commands import BetsCommand
 from app.state.floor_state import FloorState
-from app.state.in_play_kinds import NotInPlayError
+from app.state.in_play_state import NotInPlayError
 from app.state.kinds import prepare_bets
 from app.store.snapshots import dump_service, dump_text, load_service
 from jackpot.canonical import canonical_json
