@@ -84,7 +84,7 @@ def create_app(
     api = router(writer, tokens, events)
     # The edge, outermost first, around every route and the table events' direct route:
     # the request context (request id, logging context, response metrics), the body limit,
-    # a standby's 503 (app/api/standby.py).
+    # a standby's 503 (app/api/gates.py).
     edge: Edge = [
         (RequestContextMiddleware, {"access_log": settings.access_log, "metrics": metrics}),
         (BodyLimit, {"limit": settings.max_body_bytes}),
