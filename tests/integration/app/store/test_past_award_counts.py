@@ -20,8 +20,11 @@ from app.store.database import create_pool
 from app.store.journal import JournalRow, PostgresJournal
 from app.store.past_award_book import AwardFilter, records
 from tests.conftest import run_blocking
+from tests.integration.app.store import test_privileges
 
 pytestmark = pytest.mark.integration
+
+runtime_dsn = test_privileges.runtime_dsn  # a login role of the runtime group
 
 LOW, HIGH = -(2**62), 2**62  # the listing's open bounds (app/api/reading.py)
 DAY = 86_400_000
@@ -265,3 +268,27 @@ async def test_a_page_and_its_total_read_only_the_rows_at_the_ranges_edges(
     # The finest span is 2**24 ms (about 4.7 hours, 140 awards here): two edges and a
     # page read a few hundred rows; counting the matching rows would read thousands.
     assert read < 1_000, read
+
+
+async def test_the_runtime_role_reads_the_counts_and_never_writes_them(runtime_dsn: str) -> None:
+    """alembic 0010: the triggers count as the owner; the runtime role only reads the
+    counts and may have them made again from the rows."""
+    pool = await create_pool(runtime_dsn)
+    journal = PostgresJournal(pool)
+    try:
+        assert await pool.fetchval("SELECT current_user") != "postgres"
+        one = past(0, ("T01", "R1", "player", "L1", None, "paid", 1, 5 * DAY, 0, 0))
+        await journal.restore_past_awards([one])
+        assert (await journal.past_awards_page(AwardFilter(link="L1"), 10))[1] == 1
+        for statement in (
+            "INSERT INTO past_award_counts VALUES (24, 0, 'player', NULL, NULL, 'T01', 'paid', 1)",
+            "UPDATE past_award_counts SET n = n + 1",
+            "DELETE FROM past_award_counts",
+            "TRUNCATE past_award_counts",
+        ):
+            with pytest.raises(asyncpg.InsufficientPrivilegeError):
+                await pool.execute(statement)
+        assert await journal.rebuild_past_award_counts() == 1
+        assert await journal.past_award_count_differences() == ([], 0)
+    finally:
+        await pool.close()
