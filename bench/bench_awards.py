@@ -3,8 +3,9 @@
 N past awards (rows shaped as the writer writes them: app/store/past_award_book.py) are
 copied into a fresh embedded PostgreSQL, then the server is built on it (in-process, as
 the integration tests build it) and times, over `--requests` requests each:
-`GET /v1/awards?limit=25`, `GET /v1/awards?limit=25&state=paid&table=T03`, and bets
-posted one after another. Latencies include the in-process client.
+`GET /v1/awards?limit=25`, `GET /v1/awards?limit=25&state=paid&table=T03`, `&meter=major`
+(none match), `&table=T03` over two days (`from`/`to`), and bets posted one after
+another. Latencies include the in-process client.
 
     .venv/bin/python bench/bench_awards.py --awards 500000
 """
@@ -107,7 +108,7 @@ async def run(args: argparse.Namespace, folder: Path) -> None:
         await pool.execute("ANALYZE past_awards")
         print(f"{args.awards:,} past awards written in {time.perf_counter() - t:.1f} s")
         floor = parse_floor((ROOT / "app" / "demo" / "floor.toml").read_text())
-        server = writer_process(Settings(), floor, journal=PostgresJournal(pool))
+        server = writer_process(Settings(demo_tokens=True), floor, journal=PostgresJournal(pool))
         transport = httpx.ASGITransport(app=server.app)
         async with (
             server.app.router.lifespan_context(server.app),
@@ -119,6 +120,15 @@ async def run(args: argparse.Namespace, folder: Path) -> None:
             print("GET /v1/awards?limit=25:", percentiles(await timed(client, n, {"limit": 25})))
             wanted = {"limit": 25, "state": "paid", "table": "T03"}
             print("  ...&state=paid&table=T03:", percentiles(await timed(client, n, wanted)))
+            wanted = {"limit": 25, "meter": "major"}
+            print("  ...&meter=major:", percentiles(await timed(client, n, wanted)))
+            # Two days, at neither end on an hour: the total counts rows at both edges.
+            first_day = {
+                "from": format_time(at - 3 * 86_400_000 - 1_234),
+                "to": format_time(at - 86_400_000 + 777),
+            }
+            wanted = {"limit": 25, "table": "T03", **first_day}
+            print("  ...&table=T03&from&to (2 days):", percentiles(await timed(client, n, wanted)))
             print("POST bets:", percentiles(await bets(client, n)))
         await pool.close()
     finally:

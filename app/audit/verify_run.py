@@ -11,6 +11,7 @@ from typing import Any
 from app.audit.checkpoint import Checkpoint, snapshot_sha256, stored_snapshot
 from app.audit.findings import Discrepancy, Report
 from app.audit.parameters_check import first_kind, parameter_notes, starting_config
+from app.audit.past_award_counts_audit import with_count_check
 from app.audit.replay_check import Verifier
 from app.audit.segments import Progress, Segment, in_processes, merge, plan_segments, verify_segment
 from app.state.floor_state import FloorConfig
@@ -43,6 +44,7 @@ async def verify(
     if mystery_key is not None:
         start = dataclasses.replace(start, mystery_key=mystery_key)
     report = await _verify(journal, start, progress=progress, jobs=jobs, dsn=dsn, since=since)
+    report = await with_count_check(journal, report)
     return parameter_notes(report, first, floor, source)
 
 

@@ -29,6 +29,10 @@ from app.store.past_award_book import AwardFilter, memory_page
 from app.store.past_award_book import by_id as past_awards_by_id
 from app.store.past_award_book import insert as insert_past_awards
 from app.store.past_award_book import page as read_past_awards
+from app.store.past_award_counts import CHECK_WAIT_S, CountDifference
+from app.store.past_award_counts import differences as past_award_count_differences
+from app.store.past_award_counts import rebuild as rebuild_past_award_counts
+from app.store.past_award_counts import total as count_past_awards
 from jackpot.canonical import canonical_json
 
 GENESIS = "0" * 64  # the previous hash of entry 1
@@ -352,7 +356,8 @@ class PostgresJournal:
         self._check_open()
         try:
             async with self._pool.acquire(timeout=self._timeout) as connection:
-                return await read_past_awards(connection, where, first, self._timeout)
+                page = await read_past_awards(connection, where, first, self._timeout)
+                return page, await count_past_awards(connection, where, self._timeout)
         except _UNAVAILABLE as error:
             raise JournalUnavailable(f"past awards read failed: {error!r}") from error
 
@@ -374,6 +379,22 @@ class PostgresJournal:
                 await insert_past_awards(connection, awards)
         except _UNAVAILABLE as error:
             raise JournalUnavailable(f"past awards write failed: {error!r}") from error
+
+    async def past_award_count_differences(self) -> tuple[list[CountDifference], int]:
+        self._check_open()
+        try:
+            async with self._pool.acquire(timeout=self._timeout) as connection:
+                return await past_award_count_differences(connection, CHECK_WAIT_S)
+        except _UNAVAILABLE as error:
+            raise JournalUnavailable(f"past award counts read failed: {error!r}") from error
+
+    async def rebuild_past_award_counts(self) -> int:
+        self._check_open()
+        try:
+            async with self._pool.acquire(timeout=self._timeout) as connection:
+                return await rebuild_past_award_counts(connection, CHECK_WAIT_S)
+        except _UNAVAILABLE as error:
+            raise JournalUnavailable(f"past award counts write failed: {error!r}") from error
 
     async def _fetchrow(self, query: str, *args: Any) -> Any:
         self._check_open()

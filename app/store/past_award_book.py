@@ -61,8 +61,13 @@ class AwardFilter:
 
     def where(self) -> tuple[str, list[Any]]:
         """The SQL condition and its arguments."""
-        terms = ["dealt_at >= $1", "dealt_at < $2"]
         args: list[Any] = [self.start, self.end]
+        terms = ["dealt_at >= $1", "dealt_at < $2", *self.keys(args)]
+        return " AND ".join(terms), args
+
+    def keys(self, args: list[Any]) -> list[str]:
+        """The conditions on all but the time, their values appended to `args`."""
+        terms = []
         for column, value in (
             ("kind", self.kind),
             ("link", self.link),
@@ -73,7 +78,7 @@ class AwardFilter:
             if value is not None:
                 args.append(value)
                 terms.append(f"{column} = ${len(args)}")
-        return " AND ".join(terms), args
+        return terms
 
 
 @runtime_checkable
@@ -116,7 +121,8 @@ async def insert(connection: Connection, awards: Sequence[PastAward]) -> None:
 
 async def page(
     connection: Connection, where: AwardFilter, first: int, wait_s: float
-) -> tuple[list[PastAward], int]:
+) -> list[PastAward]:
+    """The `first` newest that match; how many match: app/store/past_award_counts.py."""
     condition, args = where.where()
     rows = await connection.fetch(
         f"SELECT {', '.join(_COLUMNS)} FROM past_awards WHERE {condition} "
@@ -124,10 +130,7 @@ async def page(
         *args,
         timeout=wait_s,
     )
-    total = await connection.fetchval(
-        f"SELECT count(*) FROM past_awards WHERE {condition}", *args, timeout=wait_s
-    )
-    return [_award(r) for r in rows], int(total)
+    return [_award(r) for r in rows]
 
 
 async def by_id(connection: Connection, ids: Sequence[str], wait_s: float) -> dict[str, PastAward]:

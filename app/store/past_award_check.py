@@ -2,7 +2,9 @@
 same awards leave memory at the same entries (app/state/past_awards.py), so the table can
 be checked, and rebuilt where rows are missing (written before the table existed, or
 deleted by hand). Recovery inserts what is missing and says so loudly, and refuses to lead
-on a row that differs; `jackpot verify` names both (docs/design.md, "Past awards")."""
+on a row that differs; `jackpot verify` names both (docs/design.md, "Past awards"). Having
+written rows back, recovery also checks the counts the listing's totals are summed from
+(app/store/past_award_counts.py) and makes them again from the rows if they differ."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from dataclasses import dataclass, field
 
 from app.state.past_award import PastAward
 from app.store.past_award_book import PastAwardBook
+from app.store.past_award_counts import PastAwardCounts
 
 log = logging.getLogger("jackpot.writer")
 
@@ -69,4 +72,21 @@ class Rebuild:
                 len(missing),
                 missing[0].id,
                 missing[0].seq,
+            )
+
+    async def finish(self) -> None:
+        """The last batch; then, if rows were written back, the counts checked: rows
+        missing may have gone without their counts (a trigger disabled by hand)."""
+        await self.flush()
+        if not self.restored or not isinstance(self.book, PastAwardCounts):
+            return
+        found, differing = await self.book.past_award_count_differences()
+        if differing:
+            rows = await self.book.rebuild_past_award_counts()
+            log.error(
+                "past_award_counts differed from the past_awards rows in %d counts (the "
+                "first: %s): made again from the %d rows",
+                differing,
+                found[0].what(),
+                rows,
             )

@@ -52,7 +52,7 @@ class Recovery:
                 if position.service.leaving:
                     await rebuild.add(position.service.leaving)
                     position.service.leaving = []
-            await rebuild.flush()
+            await rebuild.finish()
         finally:
             gc.enable()
         return replayed

@@ -26,7 +26,7 @@ from tests.support import ROOT, rewrite_history
 
 pytestmark = pytest.mark.integration
 
-HEAD = "0009"
+HEAD = "0010"
 
 STATEMENTS = [
     "UPDATE journal SET kind = 'x'",
