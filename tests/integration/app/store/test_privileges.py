@@ -17,9 +17,14 @@ import asyncpg
 import pytest
 
 from app.cli import main as jackpot
+from app.state.past_award import PastAward
 from app.store.database import create_pool, migrate, start_embedded, with_database
 from app.store.journal import GENESIS, JournalRow, PostgresJournal, chain_hash
 from app.store.lease import PostgresLease
+from app.store.past_award_book import AwardFilter
+from app.store.past_award_book import insert as insert_past_awards
+from app.store.past_award_counts import differences as past_award_count_differences
+from app.store.past_award_counts import total as count_past_awards
 from app.store.sessions import PostgresSessions, Session, SignInEvent
 from tests.conftest import admin, run_blocking
 from tests.support import ROOT, rewrite_history
@@ -33,6 +38,14 @@ STATEMENTS = [
     "DELETE FROM journal",
     "TRUNCATE journal",
 ]
+
+
+# What docs/operations.md "Backup and restore" dumps and restores.
+RUNBOOK_TABLES = ["-t", "journal", "-t", "snapshots", "-t", "past_awards", "-t", "signins"]
+PAST = PastAward(
+    "T01/R1/1/player/royal-flush", None, "T01", "R1", None, "royal-flush", "paid", 1,
+    1_000, 0, 0, 2, '{"id":"T01/R1/1/player/royal-flush","state":"paid"}',
+)  # fmt: skip
 
 
 def row(seq: int, head: str) -> JournalRow:
@@ -177,7 +190,8 @@ async def test_a_dump_restores_as_the_runbook_says_under_the_journals_triggers(
 ) -> None:
     """docs/operations.md "Backup and restore": pg_dump of the tables; into a new database
     `jackpot migrate`, then pg_restore --data-only (pg_restore runs with an empty search
-    path: the triggers must find their tables all the same)."""
+    path: the triggers must find their tables all the same). The past awards and the
+    sign-in log come back too, the awards' counts rebuilt by their triggers."""
     server = await start_embedded(pg_folder, delete_on_stop=True)
     try:
         host = parse_qs(urlsplit(server.dsn).query)["host"][0]
@@ -189,9 +203,12 @@ async def test_a_dump_restores_as_the_runbook_says_under_the_journals_triggers(
         journal.fence = term.fence
         first = row(1, GENESIS)
         await journal.append([first, row(2, first.hash)])
+        async with pool.acquire() as held:
+            await insert_past_awards(held, [PAST])
+        await PostgresSessions(pool).record(SignInEvent(6, "signin", "ann", "10.0.0.1"))
         await pool.close()
         tools, dump = Path(pgserver_bin()), pg_folder / "jackpot.dump"
-        tables = ["-t", "journal", "-t", "snapshots", "-t", "alembic_version"]
+        tables = [*RUNBOOK_TABLES, "-t", "alembic_version"]
         common = ["-h", host, "-U", "postgres"]
         run = [str(tools / "pg_dump"), *common, "-d", "jackpot", "-Fc", *tables, "-f", str(dump)]
         assert (await asyncio.to_thread(subprocess.run, run)).returncode == 0
@@ -199,12 +216,16 @@ async def test_a_dump_restores_as_the_runbook_says_under_the_journals_triggers(
         restored = with_database(server.dsn, "restored")
         await migrate(restored)
         run = [str(tools / "pg_restore"), *common, "-d", "restored", "--data-only",
-               "--single-transaction", "-t", "journal", "-t", "snapshots", str(dump)]  # fmt: skip
+               "--single-transaction", *RUNBOOK_TABLES, str(dump)]  # fmt: skip
         done = await asyncio.to_thread(subprocess.run, run, capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
         connection = await asyncpg.connect(restored)
         try:
             assert await connection.fetchval("SELECT max(seq) FROM journal") == 2
+            assert await connection.fetchval("SELECT row FROM past_awards") == PAST.row
+            assert await count_past_awards(connection, AwardFilter(), 5.0) == 1
+            assert await past_award_count_differences(connection, 5.0) == ([], 0)
+            assert await connection.fetchval("SELECT name FROM signins") == "ann"
         finally:
             await connection.close()
     finally:
