@@ -10,7 +10,8 @@ at expiry (a new epoch and nonce, the journal's fence), provided the lease is st
 that epoch and nonce.
 
 The lock only hastens a takeover; it never fences. A frozen leader keeps its session and
-its lock: it is taken over at the lease's expiry, as before, and fenced. A leader whose
+its lock: it is taken over at the lease's expiry, as before, and fenced (an append it
+left in the middle is ended then: app/store/stale_appends.py). A leader whose
 lock session is lost while it lives is taken over by a standby within POLL_S and, like
 any deposed leader, stands down at its next renewal or append; with no standby about, it
 takes the lock again at its next renewal.
