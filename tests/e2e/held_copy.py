@@ -23,6 +23,7 @@ class HeldCopy:
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._open: set[asyncio.StreamWriter] = set()
 
     @property
     def proxied(self) -> str:
@@ -47,8 +48,16 @@ class HeldCopy:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        asyncio.run_coroutine_threadsafe(self._close(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
+
+    async def _close(self) -> None:
+        for writer in self._open:
+            writer.transport.abort()
+        for task in asyncio.all_tasks() - {asyncio.current_task()}:
+            task.cancel()
+        await asyncio.sleep(0.1)
 
     def _serve(self) -> None:
         asyncio.set_event_loop(self._loop)
@@ -60,9 +69,12 @@ class HeldCopy:
             self._loop.run_forever()
         finally:
             server.close()
+            self._loop.run_until_complete(server.wait_closed())
+            self._loop.close()
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         up_reader, up_writer = await self._upstream()
+        self._open |= {writer, up_writer}
         back = asyncio.create_task(self._pipe(up_reader, writer))
         try:
             await self._client_to_server(reader, up_writer)
