@@ -10,7 +10,8 @@ at expiry (a new epoch and nonce, the journal's fence), provided the lease is st
 that epoch and nonce.
 
 The lock only hastens a takeover; it never fences. A frozen leader keeps its session and
-its lock: it is taken over at the lease's expiry, as before, and fenced. A leader whose
+its lock: it is taken over at the lease's expiry, as before, and fenced (an append it
+left in the middle is ended then: app/store/stale_appends.py). A leader whose
 lock session is lost while it lives is taken over by a standby within POLL_S and, like
 any deposed leader, stands down at its next renewal or append; with no standby about, it
 takes the lock again at its next renewal.
@@ -32,6 +33,7 @@ import asyncpg
 from app.store.errors import JournalUnavailable
 from app.store.journal import UNAVAILABLE
 from app.store.lease import NONCE_BYTES, PostgresLease, Term
+from app.store.stale_appends import take_lease
 
 # Any constant: the lock's namespace (two-key form, apart from the migrations' one-key lock).
 LOCK_CLASS = 0x6A6B6C64
@@ -111,9 +113,13 @@ class PostgresLeaderLock:
 
     async def _take(self, epoch: int | None, nonce: str | None) -> Term | None:
         drawn = secrets.token_hex(NONCE_BYTES)
-        record = await self._fetchrow(
-            _TAKE, self.lease.holder, self.lease.lease_ms, drawn, LOCK_CLASS, epoch, nonce
-        )
+        args = (self.lease.holder, self.lease.lease_ms, drawn, LOCK_CLASS, epoch, nonce)
+        try:
+            connection = await self._connected()
+            record = await take_lease(connection, _TAKE, *args, seconds=self._timeout)
+        except _ERRORS as error:
+            await self.let_go()
+            raise JournalUnavailable(f"leader lock: {error!r}") from error
         if record is None:
             return None
         term = Term(record["epoch"], record["at_ms"], drawn)

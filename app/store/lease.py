@@ -21,6 +21,7 @@ import asyncpg
 from app.store.database import Connections
 from app.store.errors import JournalUnavailable
 from app.store.journal import UNAVAILABLE, Fence
+from app.store.stale_appends import take_lease
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +53,8 @@ _MS = "EXTRACT(EPOCH FROM clock_timestamp()) * 1000"
 
 # Taken only once expired (a clean release sets expires_at to -infinity); the epoch moves
 # in the same statement. A takeover that waits for an append's FOR KEY SHARE re-checks
-# the expiry against the clock when it gets the row (a renewal may have come meanwhile).
+# the expiry against the clock when it gets the row (a renewal may have come meanwhile);
+# it waits for a while only (app/store/stale_appends.py).
 _ACQUIRE = f"""
 UPDATE writer_lease
    SET epoch = epoch + 1, nonce = $3, holder = $1, acquired_at = clock_timestamp(),
@@ -107,7 +109,14 @@ class PostgresLease:
     async def acquire(self) -> Term | None:
         """Take the lease if it has expired: the new term, or None (another leads)."""
         nonce = secrets.token_hex(NONCE_BYTES)
-        record = await self._fetchrow(_ACQUIRE, self.holder, self.lease_ms, nonce)
+        try:
+            async with self._pool.acquire(timeout=self._timeout) as connection:
+                record = await take_lease(
+                    connection, _ACQUIRE, self.holder, self.lease_ms, nonce,
+                    seconds=self._timeout,
+                )  # fmt: skip
+        except UNAVAILABLE as error:
+            raise JournalUnavailable(f"lease: {error!r}") from error
         if record is None:
             return None
         self._nonces = {record["epoch"]: nonce}
