@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
 import logging
 import os
+import signal
 import socket
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -81,6 +83,8 @@ class WriterProcess:
     leadership: Leadership | None  # on the server's database, the lease decides who leads
     # The start refused (app/writer/opening.py): `jackpot serve` exits with its own status.
     refused: list[StartRefused] = field(default_factory=list)
+    # What stopped the process while it ran (the leadership's loop ended by an error).
+    crashed: list[BaseException] = field(default_factory=list)
 
 
 def writer_process(
@@ -146,9 +150,11 @@ def writer_process(
     metrics.watch_writer(writer)
     metrics.watch_broadcaster(broadcaster)
     leadership = None
+    crashed: list[BaseException] = []
     if database is not None:
         assert isinstance(journal, PostgresJournal)
-        leadership = build_leadership(settings, database, journal, writer, broadcaster)
+        stop = functools.partial(stop_process, crashed)
+        leadership = build_leadership(settings, database, journal, writer, broadcaster, stop)
         metrics.watch_leadership(leadership)
     state = State(writer=writer, metrics=metrics, broadcaster=broadcaster)
     passwords = passwords or Passwords()
@@ -187,7 +193,16 @@ def writer_process(
     app = create_app(
         settings, tokens, writer, broadcaster, metrics, running, changes, signins, watch
     )
-    return WriterProcess(app, writer, metrics, broadcaster, journal, database, leadership, refused)
+    return WriterProcess(
+        app, writer, metrics, broadcaster, journal, database, leadership, refused, crashed
+    )
+
+
+def stop_process(crashed: list[BaseException], error: BaseException) -> None:
+    """Stop serving as SIGTERM does (the writer drained); `jackpot serve` then exits with
+    its status for a crash, so that a supervisor starts the process again."""
+    crashed.append(error)
+    signal.raise_signal(signal.SIGTERM)
 
 
 def build_writer(
@@ -228,6 +243,7 @@ def build_leadership(
     journal: PostgresJournal,
     writer: Writer,
     broadcaster: Broadcaster,
+    on_crash: Callable[[BaseException], None],
 ) -> Leadership:
     """The lease decides whether this writer process leads or stands by."""
     holder = f"{socket.gethostname()}:{os.getpid()}:{settings.port}"
@@ -246,7 +262,7 @@ def build_leadership(
         broadcaster.flush()
 
     lock = PostgresLeaderLock(lease, lambda: database.dsn) if settings.leader_lock else None
-    leadership = Leadership(writer, journal, lease, on_lead=on_lead, lock=lock)
+    leadership = Leadership(writer, journal, lease, on_lead=on_lead, lock=lock, on_crash=on_crash)
     broadcaster.leads = leadership.may_announce
     broadcaster.lease_epoch = lambda: leadership.epoch
     return leadership

@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 import uvicorn
@@ -27,6 +27,9 @@ from app.cli.options import DEFAULT_URL, DataDir, FloorFile
 from app.cli.program import new_app, run
 from app.config.demo import DEMO_FLOOR, demo_tokens_in
 from app.config.mystery_key import MysteryKeyError, mystery_key
+
+if TYPE_CHECKING:  # imported when serving (a command's start stays light)
+    from app.compose import WriterProcess
 
 # The cyclic collector's thresholds: rare, larger young collections, so that it does not
 # walk the long-lived state again and again as it grows (docs/performance.md).
@@ -138,6 +141,13 @@ def serve_command(
     # Limits and timeouts (docs/operations.md, "Limits") live in app/cli/serving.py.
     server = _Server(uvicorn_config(app, settings, log_level=log_level))
     gc.set_threshold(*GC_THRESHOLDS)
+    return _served(server, process, path)
+
+
+def _served(server: uvicorn.Server, process: WriterProcess | None, path: Path) -> int:
+    """Serve until stopped; the exit status says why it stopped (docs/operations.md)."""
+    import app.cli.exit_status as exit_status
+
     try:
         server.run()
     except SystemExit:  # uvicorn's status for a failed start-up: ours say which
@@ -146,6 +156,9 @@ def serve_command(
             print(f"{path}: the start is refused:\n{problems}", file=sys.stderr)
             return exit_status.START_REFUSED
         return exit_status.STARTUP_FAILED
+    if process is not None and process.crashed:
+        print(f"stopped by an error: {process.crashed[0]!r}", file=sys.stderr)
+        return exit_status.CRASHED
     return 0
 
 

@@ -60,12 +60,16 @@ class Leadership:
         on_lead: Callable[[Term], None] = lambda term: None,
         on_standby: Callable[[], None] = lambda: None,
         lock: LeaderLock | None = None,
+        on_crash: Callable[[BaseException], None] = lambda error: None,
     ) -> None:
         self.writer, self.journal, self.lease, self.lock = writer, journal, lease, lock
         self.lock_lost = False  # the lock could not be had, as last found (said once)
         # What displays are shown on a takeover (a fresh snapshot, the pending awards),
         # and told on a step-down (nothing more from here): app/api/application.py.
         self.on_lead, self.on_standby = on_lead, on_standby
+        # What ends the process when this loop ends with an error no branch expects: a
+        # standby whose loop died would never take over, yet /health would say "standby".
+        self.on_crash = on_crash
         self.leading = False
         self.epoch = 0
         self.takeovers = 0  # by this process
@@ -97,13 +101,28 @@ class Leadership:
 
     def start(self) -> None:
         self.task = asyncio.create_task(self._run(), name="jackpot-leadership")
+        self.task.add_done_callback(self._ended)
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        if task.cancelled() or task.exception() is None:
+            return
+        error = task.exception()
+        assert error is not None
+        log.critical(
+            "leadership stopped by an unexpected error: this process can neither lead nor"
+            " take over, so it stops (its supervisor starts it again)",
+            exc_info=error,
+        )
+        self.writer.stand_by()  # records nothing more
+        self.on_crash(error)
 
     async def stop(self) -> None:
         """SIGTERM: stop following or renewing; a leader drains (every accepted request
         committed and answered), then releases the lease so a standby takes over now."""
         if self.task is not None:
             self.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            # An error that ended it was logged when it did (`_ended`).
+            with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self.task
             self.task = None
         await self.writer.stop()
