@@ -129,6 +129,7 @@ def dump(floor: Floor) -> dict[str, Any]:
         ]
         data["fixed"] = [[*_fixed(f.award)[:6], f.voided, f.award.dealt_at] for f in rnd.fixed]
         rounds.append(data)
+
     def award_data(award: AwardRecord) -> dict[str, Any]:
         data = _plain(award, ("event", "funding", "reveal"))
         data["event"], data["funding"] = ref(award.link, award.event), _funding(award.funding)

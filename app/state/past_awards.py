@@ -92,9 +92,7 @@ def _passed(award: AwardRecord) -> bool:
     return award.state == FINAL or award.finalized_at is not None or award.event.cancelled
 
 
-def _leave_meter(
-    state: FloorData, award: AwardRecord, payment: dict[str, Any] | None
-) -> PastAward:
+def _leave_meter(state: FloorData, award: AwardRecord, payment: dict[str, Any] | None) -> PastAward:
     floor = state.floor
     listed = meter_listed(state, award)
     del floor.awards[award.id]

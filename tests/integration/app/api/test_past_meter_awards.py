@@ -131,9 +131,7 @@ async def test_settled_meter_awards_leave_memory_and_are_listed_the_same(
     async with running(server.app) as client:
         before = await settle(client, clock, hits)
         assert sorted(before) == sorted(award_of(n) for n in range(hits))
-        assert [before[award_of(n)]["state"] for n in range(hits)] == [
-            fate(n) for n in range(hits)
-        ]
+        assert [before[award_of(n)]["state"] for n in range(hits)] == [fate(n) for n in range(hits)]
         shown = await hits_shown(client)
         archived_before = {n: before[award_of(n)] for n in range(hits)}
         assert await stored(journal) == {}
