@@ -165,15 +165,20 @@ def dump(floor: Floor) -> dict[str, Any]:
     }
     if floor.recent_expired:  # written only when there is one: older dumps keep their bytes
         state["recent_expired"] = [_plain(e, ()) for e in floor.recent_expired]
-    # Meter awards leaving memory (app/state/past_awards.py): only once one has, likewise.
-    if floor.past_meter:
-        state["past_meter"] = list(floor.past_meter)
-    if left_hits:
-        state["left_hits"] = left_hits
-    if floor.left_awards:
-        state["left_awards"] = dict(floor.left_awards)
+    state.update(_left(floor, left_hits))
 
     return state
+
+
+def _left(floor: Floor, left_hits: dict[str, Any]) -> dict[str, Any]:
+    """What the floor keeps of meter awards leaving memory (app/state/past_awards.py):
+    written only once one has, so that older dumps keep their bytes."""
+    left = {
+        "past_meter": list(floor.past_meter),
+        "left_hits": left_hits,
+        "left_awards": dict(floor.left_awards),
+    }
+    return {name: value for name, value in left.items() if value}
 
 
 def _fixed(f: FixedAward) -> list[Any]:

@@ -12,7 +12,6 @@ from typing import Any
 import httpx
 import pytest
 
-from app.compose import WriterProcess
 from app.store.journal import Journal, MemoryJournal, PostgresJournal
 from app.store.past_award_book import AwardFilter, PastAwardBook
 from app.store.snapshots import dump_text
