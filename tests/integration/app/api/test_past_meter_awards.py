@@ -172,8 +172,12 @@ async def test_settled_meter_awards_leave_memory_and_are_listed_the_same(
             "state": "paid",
         }
         assert (row["method"], row["paid_by"], row["payment"]) == ("cash", "sam", r.json()["id"])
+        # Paid once, in memory or not: the second names the first (docs/api.md "Payments").
         again = await pay(client, late, before[late]["amount"])
-        assert again.status_code in (404, 409), again.text
+        assert again.status_code == 409, again.text
+        assert r.json()["id"] in again.json()["detail"]
+        void = await pay(client, award_of(0), before[award_of(1)]["amount"])
+        assert void.status_code == 409, void.text
 
 
 async def test_memory_and_snapshot_keep_only_the_awards_still_needed() -> None:
