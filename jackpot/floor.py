@@ -99,6 +99,14 @@ class Floor:
         # The fixed awards of pruned rounds, in pruning order: like meter awards, every
         # fixed award stays listed (a pruned round can no longer be voided: they are final).
         self.past_fixed: list[PastFixed] = []
+        # The meter awards of pruned rounds still in memory, in pruning order: the app
+        # lets each leave once void or paid (app/state/past_awards.py).
+        self.past_meter: list[str] = []
+        # Per "link/meter", the newest meter awards that left memory, kept for what the
+        # views show of a level (its last hits, a must-hit-by level's last reveal).
+        self.left_hits: dict[str, list[AwardRecord]] = {}
+        # How many meter awards left memory, by their state: the totals reports add.
+        self.left_awards: dict[str, int] = {}
         self.now = -(2**62)  # the latest server time seen: never goes back
         self.expired: dict[str, int] = {}  # table -> rounds expired there, ever
         # table -> its final events' flows on its link (jackpot/table_ledger.py), ever

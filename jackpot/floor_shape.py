@@ -31,6 +31,9 @@ class FloorShape(Protocol):
     seed_changes: list[SeedChangeRecord]
     corrections: list[CorrectionRecord]
     past_fixed: list[PastFixed]
+    past_meter: list[str]
+    left_hits: dict[str, list[AwardRecord]]
+    left_awards: dict[str, int]
     now: int
     expired: dict[str, int]
     table_flows: dict[str, list[int]]

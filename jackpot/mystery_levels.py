@@ -83,11 +83,15 @@ def arm(floor: FloorShape, cmd: ArmTrigger) -> ArmResult:
 
 
 def last_hit(floor: FloorShape, link: str, meter: str) -> MysteryAward | None:
-    """The level's latest must-hit-by award (awards are kept in the order they were made)."""
+    """The level's latest must-hit-by award: the last made of those in memory (kept in
+    the order they were made) and those kept after they left it (`left_hits`)."""
+    found = [a for a in floor.left_hits.get(f"{link}/{meter}", ()) if isinstance(a, MysteryAward)]
     for award in reversed(floor.awards.values()):
         if isinstance(award, MysteryAward) and award.link == link and award.meter == meter:
-            return award
-    return None
+            found.append(award)
+            break
+    # A level's hits take their link's sequence as they are made.
+    return max(found, key=lambda a: a.sequence or 0, default=None)
 
 
 def unarmed(floor: FloorShape) -> list[tuple[str, str, Money, Money]]:

@@ -129,13 +129,16 @@ def dump(floor: Floor) -> dict[str, Any]:
         ]
         data["fixed"] = [[*_fixed(f.award)[:6], f.voided, f.award.dealt_at] for f in rnd.fixed]
         rounds.append(data)
-    awards = []
-    for award in floor.awards.values():
+
+    def award_data(award: AwardRecord) -> dict[str, Any]:
         data = _plain(award, ("event", "funding", "reveal"))
         data["event"], data["funding"] = ref(award.link, award.event), _funding(award.funding)
         if isinstance(award, MysteryAward) and award.reveal is not None:
             data["reveal"] = _plain(award.reveal, ())  # only a must-hit-by award has one
-        awards.append(data)
+        return data
+
+    awards = [award_data(award) for award in floor.awards.values()]
+    left_hits = {k: [award_data(a) for a in kept] for k, kept in floor.left_hits.items()}
     resets = []
     for reset in floor.resets.values():
         data = _plain(reset, ("event", "funding"))
@@ -162,8 +165,20 @@ def dump(floor: Floor) -> dict[str, Any]:
     }
     if floor.recent_expired:  # written only when there is one: older dumps keep their bytes
         state["recent_expired"] = [_plain(e, ()) for e in floor.recent_expired]
+    state.update(_left(floor, left_hits))
 
     return state
+
+
+def _left(floor: Floor, left_hits: dict[str, Any]) -> dict[str, Any]:
+    """What the floor keeps of meter awards leaving memory (app/state/past_awards.py):
+    written only once one has, so that older dumps keep their bytes."""
+    left = {
+        "past_meter": list(floor.past_meter),
+        "left_hits": left_hits,
+        "left_awards": dict(floor.left_awards),
+    }
+    return {name: value for name, value in left.items() if value}
 
 
 def _fixed(f: FixedAward) -> list[Any]:
@@ -213,6 +228,11 @@ def load(
     floor.done = deque((int(t), str(a), str(b)) for t, a, b in data["done"])
     floor.expired = dict(data.get("expired", {}))  # absent from snapshots before expiry
     floor.recent_expired.extend(Expiry(**e) for e in data.get("recent_expired", []))
+    floor.past_meter = list(data.get("past_meter", []))
+    floor.left_hits = {
+        k: [_load_award(ad, event) for ad in kept] for k, kept in data.get("left_hits", {}).items()
+    }
+    floor.left_awards = dict(data.get("left_awards", {}))
     return floor
 
 

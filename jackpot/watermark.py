@@ -184,7 +184,8 @@ def _withheld(floor: FloorShape, link: Link, event: Event, value_before: Money) 
 
 
 def _prune(floor: FloorShape) -> tuple[tuple[str, str], ...]:
-    """Drop rounds settled or void more than retain_ms ago (their awards stay)."""
+    """Drop rounds settled or void more than retain_ms ago (their awards stay, listed in
+    `past_fixed` and `past_meter`)."""
     pruned = []
     while floor.done and floor.done[0][0] < floor.now - floor.retain_ms:
         _, table, round_id = floor.done.popleft()
@@ -197,5 +198,6 @@ def _prune(floor: FloorShape) -> tuple[tuple[str, str], ...]:
         floor.past_fixed += [
             PastFixed(table, round_id, rnd.link, f.award, f.voided) for f in rnd.fixed
         ]
+        floor.past_meter += rnd.awards
         pruned.append((table, round_id))
     return tuple(pruned)

@@ -91,3 +91,26 @@ def _later(render: Any, a: Listed) -> Any:
 
 def _now(row: dict[str, Any]) -> Any:
     return lambda: row
+
+
+# What `with_payment` adds to an award's listing row (app/state/payments.py), and where
+# the award was won: a round's view shows neither.
+_PAYMENT = ("payment", "paid_at", "method", "paid_by", "witness")
+_WHERE = ("id", "link", "table", "round")
+
+
+async def left_meter_awards(
+    book: object, in_flight: Callable[[], list[PastAward]], table: str, round_id: str
+) -> list[tuple[int, dict[str, Any]]]:
+    """A pruned round's meter awards that left memory, each with its box, as a round's
+    view shows them (app/state/views.py `meter_award`): its listing row without where it
+    was won or its payment (paid, it was final)."""
+    where = AwardFilter(kind="meter", table=table, round=round_id)
+    past, _ = await past_for_export(book, in_flight, where, None)
+    shown = []
+    for award in past:
+        row = json.loads(award.row)
+        if "payment" in row and row["state"] == "paid":
+            row["state"] = "final"
+        shown.append((award.box, {k: v for k, v in row.items() if k not in _PAYMENT + _WHERE}))
+    return shown

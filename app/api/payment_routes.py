@@ -4,6 +4,7 @@ table records what its dealer paid; the payout slip (docs/api.md "Payments")."""
 from __future__ import annotations
 
 import contextlib
+import json
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Request
@@ -18,8 +19,9 @@ from app.api.table_events.handlers import ID_RE
 from app.state.commands import PaidCommand, PaidConfirmCommand, TablePaidCommand
 from app.state.payments import find_award, payment_view
 from app.state.timefmt import format_time
+from app.store.past_award_book import PastAwardBook
 from app.writer.writer import Writer
-from jackpot.errors import UnknownError
+from jackpot.errors import StateConflictError, UnknownError
 from jackpot.money import format_money, parse_money
 
 Method = Literal["cash", "chips", "cheque", "transfer", "table"]  # app/state/payments.py
@@ -65,7 +67,11 @@ def payment_routes(api: APIRouter, writer: Writer, tokens: Tokens) -> None:
         command = PaidCommand(
             award, parse_money(body.amount), body.method, body.reference, body.note
         )
-        _, answer = await writer.submit("paid", None, None, command, by=who.name)
+        try:
+            _, answer = await writer.submit("paid", None, None, command, by=who.name)
+        except UnknownError:
+            await settled_before(writer, award)  # it left memory: paid or void
+            raise
         return JSONResponse(answer)
 
     @api.get("/v1/awards/{award:path}/slip", tags=["operators"])
@@ -129,3 +135,21 @@ async def _hash_of(writer: Writer, seq: int) -> str | None:
             async for row in rows:
                 return row.hash if row.seq == seq else None
     return None
+
+
+async def settled_before(writer: Writer, award: str) -> None:
+    """An award that left memory (app/state/past_awards.py) was void or paid: 409 as for
+    one in memory (docs/api.md "Payments"), read from the book, off the writer's loop."""
+    book = writer.journal
+    if not isinstance(book, PastAwardBook):
+        return
+    past = (await book.past_awards_by_id([award])).get(award)
+    if past is None:
+        return
+    row = json.loads(past.row)
+    if "payment" not in row:
+        raise StateConflictError(f"award {award} is {row['state']}: it cannot be paid")
+    raise StateConflictError(
+        f"award {award} is already paid: {row['payment']} by {row['paid_by']} at "
+        f"{row['paid_at']}, {row['amount']} ({row['method']})"
+    )

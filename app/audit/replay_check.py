@@ -453,7 +453,7 @@ class Verifier:
             rounds=self.rounds,
             void_rounds=self.void_rounds,
             expired_rounds=self.expired_rounds,
-            meter_awards=states[FINAL],
+            meter_awards=states[FINAL] + floor.left_awards.get(FINAL, 0),  # paid, left
             pending_awards=states[PENDING],
             fixed_awards=self.fixed_awards,
             fixed_total=self.fixed_total,

@@ -51,6 +51,7 @@ class Settlement:
         for link in floor.links.values():
             self._sequence[link.id] = link.sequence
         records: list[AwardRecord | ResetRecord] = [*floor.awards.values()]
+        records.extend(a for kept in floor.left_hits.values() for a in kept)  # the newest left
         records.extend(floor.resets.values())
         for record in records:
             last = self._last_key.get(record.link)

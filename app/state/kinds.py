@@ -309,9 +309,9 @@ def _void_answer(service: FloorData, entry: VoidEntry, result: Any) -> dict[str,
 
 
 def _apply_finalize(service: FloorData, entry: FinalizeEntry) -> Result:
-    since = len(service.floor.past_fixed)
+    since, since_meter = len(service.floor.past_fixed), len(service.floor.past_meter)
     result = service.floor.apply(entry.command())
-    service.leaving += settle_pruned(service, since)  # void or paid: they leave memory
+    service.leaving += settle_pruned(service, since, since_meter)  # void or paid: they leave
     assert isinstance(result, FinalizeResult)
     for table, round_id in result.pruned:  # settled long enough ago: the journal answers
         service.extras.pop((table, round_id), None)

@@ -100,7 +100,7 @@ def every_award(service: FloorData) -> Iterator[Listed]:
     rounds in memory, and those of pruned rounds (kept by the floor when it prunes)."""
     floor = service.floor
     for a in floor.awards.values():
-        yield _meter_listed(service, a)
+        yield meter_listed(service, a)
     for rnd in floor.rounds.values():
         for f in rnd.fixed:
             yield fixed_listed(rnd.table, rnd.round, rnd.link, f.award, f.voided, rnd.closed_at)
@@ -108,7 +108,7 @@ def every_award(service: FloorData) -> Iterator[Listed]:
         yield fixed_listed(p.table, p.round, p.link, p.award, p.voided, 0)
 
 
-def _meter_listed(service: FloorData, a: AwardRecord) -> Listed:
+def meter_listed(service: FloorData, a: AwardRecord) -> Listed:
     def row() -> dict[str, Any]:
         return award_row(as_committed(service, a))
 

@@ -46,6 +46,9 @@ class AwardFilter:
     state: str | None = None
     start: int = -(2**62)
     end: int = 2**62
+    # An archived round's awards (its view), never a listing's filter: the rows only, the
+    # counts (app/store/past_award_counts.py) do not know rounds.
+    round: str | None = None
 
     def matches(self, award: PastAward) -> bool:
         wanted = (
@@ -54,6 +57,7 @@ class AwardFilter:
             (self.meter, award.meter),
             (self.table, award.table),
             (self.state, award.state),
+            (self.round, award.round),
         )
         return all(w is None or w == v for w, v in wanted) and (
             self.start <= award.dealt_at < self.end
@@ -63,6 +67,9 @@ class AwardFilter:
         """The SQL condition and its arguments."""
         args: list[Any] = [self.start, self.end]
         terms = ["dealt_at >= $1", "dealt_at < $2", *self.keys(args)]
+        if self.round is not None:
+            args.append(self.round)
+            terms.append(f"round = ${len(args)}")
         return " AND ".join(terms), args
 
     def keys(self, args: list[Any]) -> list[str]:

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from app.api.answers import BetsAnswer, OutcomeAnswer, RoundView, VoidAnswer
 from app.api.auth import Tokens
+from app.api.award_listing import left_meter_awards
 from app.api.reading import Auth, RoundId, TableId, request_body
 from app.api.responses import JSONResponse
 from app.api.schemas import ID_PATTERN
@@ -113,7 +114,7 @@ async def archived_round(writer: Writer, table: str, round_id: str) -> dict[str,
     awards = [
         a for a in writer.service.floor.awards.values() if (a.table, a.round) == (table, round_id)
     ]
-    view["awards"] = [
-        meter_award(as_committed(writer.service, a)) for a in sorted(awards, key=lambda a: a.box)
-    ]
+    shown = [(a.box, meter_award(as_committed(writer.service, a))) for a in awards]
+    shown += await left_meter_awards(writer.journal, writer.committer.leaving, table, round_id)
+    view["awards"] = [award for _, award in sorted(shown, key=lambda item: item[0])]
     return view
