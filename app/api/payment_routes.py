@@ -108,6 +108,8 @@ async def slip(writer: Writer, award_id: str) -> dict[str, Any]:
     service = writer.service
     record = service.payments.get(award_id)
     if record is None:
+        record = await _past_payment(writer, award_id)
+    if record is None:
         find_award(service, award_id)  # 404 for no such award
         raise UnknownError(f"award {award_id} has no payment", ("path", "award"))
     entries = []
@@ -124,6 +126,28 @@ async def slip(writer: Writer, award_id: str) -> dict[str, Any]:
         "payment": payment_view(record),
         "journal": entries,
     }  # fmt: skip
+
+
+async def _past_payment(writer: Writer, award_id: str) -> dict[str, Any] | None:
+    """The payment of an award that left memory paid, as the state held it (its
+    `past_awards` row keeps it), read off the writer's loop."""
+    book = writer.journal
+    if not isinstance(book, PastAwardBook):
+        return None
+    past = (await book.past_awards_by_id([award_id])).get(award_id)
+    if past is None:
+        return None
+    if past.payment is None:
+        paid = json.loads(past.row).get("payment")
+        detail = (
+            f"award {award_id} has no payment"
+            if paid is None
+            else f"award {award_id} was paid ({paid}) before its row kept its payment: "
+            "its entries are in the journal"
+        )
+        raise UnknownError(detail, ("path", "award"))
+    record: dict[str, Any] = json.loads(past.payment)
+    return record
 
 
 async def _hash_of(writer: Writer, seq: int) -> str | None:

@@ -3,7 +3,7 @@ says which and when): the record the listing filters, orders and shows."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +24,10 @@ class PastAward:
     kind_rank: int  # the kind's place in tables.settle.KINDS: the listing's last key
     seq: int  # the journal entry that made it leave
     row: str
+    # Its payment as the state held it (JSON), for the payout slip; None for a void one.
+    # Not compared: a row written before the table kept it has none (alembic 0011), and
+    # the listing row, compared, names the payment.
+    payment: str | None = field(default=None, compare=False)
 
     def order(self) -> tuple[int, int, str, str, int, int, str]:
         """The listing's order (app/state/views.py `Listed.order`), then the id."""

@@ -42,8 +42,12 @@ def leaving(listed: Listed, award_id: str, payment: dict[str, Any] | None, seq: 
     return PastAward(
         award_id, listed.link, listed.table, listed.round, listed.meter, listed.kind,
         row["state"], listed.box, listed.dealt_at, listed.sequence, KINDS.index(listed.kind),
-        seq, json.dumps(row, separators=(",", ":"), ensure_ascii=False),
+        seq, _json(row), None if payment is None else _json(payment),
     )  # fmt: skip
+
+
+def _json(data: dict[str, Any]) -> str:
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 
 
 def _paid(state: FloorData, award_id: str) -> dict[str, Any] | None:

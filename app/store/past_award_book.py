@@ -16,7 +16,7 @@ from app.state.past_award import PastAward
 
 _COLUMNS = (
     "id", "link", "table_id", "round", "meter", "kind", "state", "box", "dealt_at",
-    "sequence", "kind_rank", "seq", "row",
+    "sequence", "kind_rank", "seq", "row", "payment",
 )  # fmt: skip
 _INSERT = (
     f"INSERT INTO past_awards ({', '.join(_COLUMNS)}) "
@@ -116,6 +116,7 @@ def records(awards: Iterable[PastAward]) -> list[tuple[Any, ...]]:
             a.kind_rank,
             a.seq,
             a.row,
+            a.payment,
         )  # fmt: skip
         for a in awards
     ]
@@ -153,6 +154,7 @@ def _award(r: Any) -> PastAward:
     return PastAward(
         r["id"], r["link"], r["table_id"], r["round"], r["meter"], r["kind"], r["state"],
         r["box"], r["dealt_at"], r["sequence"], r["kind_rank"], r["seq"], r["row"],
+        r["payment"],
     )  # fmt: skip
 
 

@@ -201,3 +201,31 @@ async def test_memory_and_snapshot_keep_only_the_awards_still_needed() -> None:
     newest = set(gone[-25:])  # dealt last: the floor's last hits
     assert [n for n in gone if f'"{round_of(n)}"' in snapshot] == sorted(newest)
     assert all(f'"{award_of(n)}"' in snapshot for n in range(hits) if fate(n) == "final")
+
+
+async def slips(client: httpx.AsyncClient, awards: list[str]) -> dict[str, Any]:
+    found = {}
+    for award in awards:
+        r = await client.get(f"/v1/awards/{award}/slip", headers=OPERATOR)
+        assert r.status_code == 200, r.text
+        found[award] = r.json()
+    return found
+
+
+async def test_a_paid_awards_slip_is_printed_the_same_once_it_left_memory(
+    clock: Clock, journal: Journal
+) -> None:
+    """docs/api.md "Payments": the payout slip of a paid award, reprinted after its round
+    was pruned, is the slip printed when it was paid (its entries and hashes too)."""
+    server = build_server(journal=journal, clock=clock, outcome_wait_s=0.2)
+    hits = 6
+    async with running(server.app) as client:
+        await settle(client, clock, hits)
+        paid = [award_of(n) for n in range(hits) if fate(n) == "paid"]
+        printed = await slips(client, paid)
+        assert all(s["journal"][0]["hash"] for s in printed.values())
+        await prune(client, clock, 1)
+        assert set(paid) <= set(await stored(journal))  # they left memory
+        assert await slips(client, paid) == printed
+        r = await client.get(f"/v1/awards/{award_of(0)}/slip", headers=OPERATOR)
+        assert r.status_code == 404, r.text  # void: it has no payment

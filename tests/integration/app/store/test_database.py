@@ -64,7 +64,7 @@ async def test_migrate_creates_the_journal_and_snapshot_tables(fresh_dsn: str) -
     ]
     pool = await create_pool(fresh_dsn)
     try:
-        assert await pool.fetchval("SELECT version_num FROM alembic_version") == "0010"
+        assert await pool.fetchval("SELECT version_num FROM alembic_version") == "0011"
         unique = await pool.fetchval(
             "SELECT count(*) FROM pg_indexes WHERE tablename = 'journal'"
             " AND indexdef LIKE 'CREATE UNIQUE INDEX%(idem_key)'"

@@ -31,7 +31,7 @@ from tests.support import ROOT, rewrite_history
 
 pytestmark = pytest.mark.integration
 
-HEAD = "0010"
+HEAD = "0011"
 
 STATEMENTS = [
     "UPDATE journal SET kind = 'x'",
