@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from jackpot.config import LinkConfig, Timing
+from jackpot.holding_order import HoldingOrder
 from jackpot.meter import Funding, Meter
 from jackpot.money import FULL_SHARE, Money
 from jackpot.timeline import CONTRIBUTION, RESET, RETURN, REVERSAL, WIN, Event, Timeline
@@ -31,6 +32,8 @@ class Link:
     # No open round can turn stale before this server time: finalize looks for stale
     # rounds only then (derived state: recomputed at the first finalize after a load).
     stale_check_at: int = field(default=-(2**62), compare=False)
+    # open_rounds by effective_at (derived: built from them when first asked)
+    _order: HoldingOrder | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def new(cls, config: LinkConfig) -> Link:
@@ -51,6 +54,18 @@ class Link:
                 return i
         raise KeyError(meter)
 
+    def order(self) -> HoldingOrder:
+        """`open_rounds` by effective_at (jackpot/holding_order.py)."""
+        if self._order is None or self._order.of is not self.open_rounds:
+            self._order = HoldingOrder(self.open_rounds)
+        return self._order
+
+    def open_round(self, key: tuple[str, str], effective_at: int) -> None:
+        """A round with a jackpot wager took bets: it holds the watermark until its outcome."""
+        self.open_rounds[key] = effective_at
+        if self._order is not None and self._order.of is self.open_rounds:
+            self._order.add(key, effective_at)
+
     def watermark_at(self, now: int, timing: Timing) -> int:
         """Every event with a time strictly before this is final (docs/design.md, the watermark).
 
@@ -62,10 +77,16 @@ class Link:
         bound = now - timing.hold_ms
         if not self.open_rounds:
             return bound
-        earliest = min(self.open_rounds.values())
-        if now - earliest <= timing.round_timeout_ms:
-            # The earliest open round is not stale, so no later one is: it is the bound.
-            return min(bound, earliest)
+        order = self.order()
+        oldest = order.oldest()
+        # The rounds not in the order were stale at its last check, so at `now` if later.
+        if now >= order.flagged_at:
+            if oldest is None:
+                return bound
+            if now - oldest[0] <= timing.round_timeout_ms:
+                # The earliest open round is not stale, so no later one is: it is the bound.
+                return min(bound, oldest[0])
+        # Rounds stale at `now` not yet taken out by the stale check: look at each.
         for effective_at in self.open_rounds.values():
             if now - effective_at <= timing.round_timeout_ms and effective_at < bound:
                 bound = effective_at
@@ -74,9 +95,17 @@ class Link:
     def due_at(self, timing: Timing) -> int | None:
         """The server time at which the earliest pending award could become final."""
         t = self.timeline.earliest_award_time()
-        if t is None:
-            return None
+        return None if t is None else self.held_until(t, timing)
+
+    def held_until(self, t: int, timing: Timing) -> int:
+        """When an event at `t` could become final: past its hold, and past the round
+        timeout of every open round closed at or before it."""
         due = t + timing.hold_ms + 1
+        order = self.order()
+        for effective_at, _, _ in order.upto(t):
+            due = max(due, effective_at + timing.round_timeout_ms + 1)
+        if due > order.flagged_at:
+            return due  # a round taken out as stale ends by the check's time: no later
         for effective_at in self.open_rounds.values():
             if effective_at <= t:
                 due = max(due, effective_at + timing.round_timeout_ms + 1)
