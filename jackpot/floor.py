@@ -176,6 +176,8 @@ class Floor:
 
     def pending_awards(self, link: str) -> list[AwardRecord]:
         # A voided award still waiting for its place is pending for nobody.
+        if not self.link(link).timeline.pending_awards:
+            return []  # no award or reset pending: without sorting the timeline
         return [
             self.awards[e.award]
             for e in self.link(link).timeline.pending()

@@ -152,6 +152,14 @@ class Link:
         the reserve when the value stops at the ceiling, and a pending reset's funding
         has left the reserve when the value is back at the seed.
         """
+        simple = not self.timeline.pending_awards and not self.timeline.pending_reversals
+        if simple and not passes_on(self.meters):
+            return [
+                pending_contributions(meter, to_meter, to_reserve)
+                for meter, (to_meter, to_reserve) in zip(
+                    self.meters, self.timeline.pending_sums, strict=True
+                )
+            ]
         copies = [replace(m) for m in self.meters]
         pending = list(self.timeline.pending())
         replay = Replay(copies, pending)
@@ -216,6 +224,20 @@ def apply_event(meters: list[Meter], event: Event) -> tuple[Money, Funding | Non
     if event.kind == RESET:
         return Money(0), meter.reset(operator=True)
     return None
+
+
+def pending_contributions(meter: Meter, to_meter: int, to_reserve: int) -> tuple[Money, Money]:
+    """A meter's (value, reserve) after pending contributions summing to (to_meter,
+    to_reserve), none of them passed on to another meter: what `Meter.contribute` leaves
+    applying them one by one (amounts are never negative, so the value climbs to the
+    ceiling and every cent beyond it goes where `overflow_to` says)."""
+    value = meter.value + to_meter
+    ceiling = meter.config.ceiling
+    if ceiling is not None and value > ceiling:
+        value = max(meter.value, ceiling)
+    beyond = meter.value + to_meter - value
+    to_reserve += beyond if meter.config.overflow_to == "reserve" else 0
+    return Money(value), Money(meter.reserve + to_reserve)
 
 
 def applied_contribution(meters: list[Meter], event: Event) -> tuple[tuple[int, int], ...]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
+from dataclasses import replace
 
 from hypothesis import event, settings
 from hypothesis import strategies as st
@@ -17,14 +18,16 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from jackpot.canonical import canonical_json
 from jackpot.commands import CloseBets, Command, Correct, Expire, Finalize
-from jackpot.config import Timing
+from jackpot.config import LinkConfig, Timing
 from jackpot.errors import JackpotError
 from jackpot.floor import FinalizeResult, Floor
 from jackpot.holds import Hold, holding
-from jackpot.link import Link
-from jackpot.records import OPEN, RoundRecord
+from jackpot.link import Link, Replay, applied_contribution
+from jackpot.money import Money
+from jackpot.records import OPEN, PENDING, RoundRecord
 from jackpot.snapshot import dump, load
-from tests.unit.jackpot.support import ROYAL, STRAIGHT_FLUSH, bets, outcome, stud_link, void
+from jackpot.timeline import CONTRIBUTION, WIN
+from tests.unit.jackpot.support import ROYAL, STRAIGHT_FLUSH, bets, m, outcome, stud_link, void
 
 # Short enough that rounds turn stale and expire within a few steps.
 TIMING = Timing(
@@ -34,8 +37,8 @@ RETAIN = 40_000
 TABLES = ["T1", "T2", "T3"]
 
 
-def new_floor() -> Floor:
-    return Floor([stud_link()], TIMING, retain_ms=RETAIN)
+def new_floor(link: LinkConfig) -> Floor:
+    return Floor([link], TIMING, retain_ms=RETAIN)
 
 
 # -- the scans: every round, every open round ------------------------------------------
@@ -88,10 +91,24 @@ def scan_held_until(link: Link, t: int) -> int:
     return due
 
 
+def scan_provisional(link: Link) -> list[tuple[Money, Money]]:
+    copies = [replace(m) for m in link.meters]
+    pending = list(link.timeline.pending())
+    replay = Replay(copies, pending)
+    for pending_event in pending:
+        if pending_event.kind == CONTRIBUTION:
+            applied_contribution(copies, pending_event)
+        else:
+            replay.step(pending_event)
+    return [(m.value, m.reserve) for m in copies]
+
+
 class WatchMachine(RuleBasedStateMachine):
+    LINK = stud_link()
+
     def __init__(self) -> None:
         super().__init__()
-        self.floor = new_floor()
+        self.floor = new_floor(self.LINK)
         self.commands: list[Command] = []
         self.now = 1_000_000
         self.rounds = 0
@@ -225,14 +242,14 @@ class WatchMachine(RuleBasedStateMachine):
     @rule()
     def from_a_snapshot(self) -> None:
         state = canonical_json(dump(self.floor))
-        self.floor = load(dump(self.floor), [stud_link()], TIMING, RETAIN)
+        self.floor = load(dump(self.floor), [self.LINK], TIMING, RETAIN)
         assert canonical_json(dump(self.floor)) == state
         self.reload()
 
     @rule()
     def by_replay(self) -> None:
         state = canonical_json(dump(self.floor))
-        self.floor = new_floor()
+        self.floor = new_floor(self.LINK)
         for command in self.commands:
             self.floor.apply(command)
         assert canonical_json(dump(self.floor)) == state
@@ -278,6 +295,40 @@ class WatchMachine(RuleBasedStateMachine):
             earliest = link.timeline.heap[0][0][0]
             assert link.held_until(earliest, TIMING) == scan_held_until(link, earliest)
 
+    @invariant()
+    def the_meters_as_if_every_pending_event_were_final(self) -> None:
+        link = self.floor.links["stud"]
+        assert link.provisional() == scan_provisional(link)
+        pending = [
+            self.floor.awards[e.award]
+            for e in link.timeline.pending()
+            if e.kind == WIN and e.award is not None
+        ]
+        assert self.floor.pending_awards("stud") == [a for a in pending if a.state == PENDING]
+
 
 WatchMachine.TestCase.settings = settings(max_examples=300, stateful_step_count=80, deadline=None)
 test_the_indexes_answer_as_the_scans_do = WatchMachine.TestCase
+
+
+def capped(overflow_to: str) -> LinkConfig:
+    meter = replace(stud_link().meters[0], ceiling=m("10000.50"), overflow_to=overflow_to)
+    return LinkConfig("stud", (meter,))
+
+
+class ReserveMachine(WatchMachine):
+    """A ceiling reached within a few rounds; beyond it, to the reserve."""
+
+    LINK = capped("reserve")
+
+
+class HouseMachine(WatchMachine):
+    """The same ceiling; beyond it, to the house."""
+
+    LINK = capped("house")
+
+
+ReserveMachine.TestCase.settings = settings(max_examples=100, stateful_step_count=60, deadline=None)
+HouseMachine.TestCase.settings = ReserveMachine.TestCase.settings
+test_past_a_ceiling_to_the_reserve = ReserveMachine.TestCase
+test_past_a_ceiling_to_the_house = HouseMachine.TestCase
