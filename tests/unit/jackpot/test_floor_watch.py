@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from jackpot.canonical import canonical_json
-from jackpot.commands import CloseBets, Command, Correct, Expire, Finalize
+from jackpot.commands import CloseBets, Command, Correct, Expire, Finalize, ResetMeter
 from jackpot.config import LinkConfig, Timing
 from jackpot.errors import JackpotError
 from jackpot.floor import FinalizeResult, Floor
@@ -26,7 +26,7 @@ from jackpot.link import Link, Replay, applied_contribution
 from jackpot.money import Money
 from jackpot.records import OPEN, PENDING, RoundRecord
 from jackpot.snapshot import dump, load
-from jackpot.timeline import CONTRIBUTION, WIN
+from jackpot.timeline import CONTRIBUTION, RESET, WIN
 from tests.unit.jackpot.support import ROYAL, STRAIGHT_FLUSH, bets, m, outcome, stud_link, void
 
 # Short enough that rounds turn stale and expire within a few steps.
@@ -169,7 +169,9 @@ class WatchMachine(RuleBasedStateMachine):
         for box in sorted(b for b, rec in rnd.boxes.items() if rec.wager and not rec.voided):
             share = data.draw(st.sampled_from([None, None, ROYAL, STRAIGHT_FLUSH]))
             if share is not None and rnd.link is not None:
-                dealt = data.draw(st.integers(rnd.closed_at, self.now))
+                # Up to the clock skew ahead: voided before the clock reaches it, it leaves
+                # the timeline (jackpot/voids.py `withhold_award`).
+                dealt = data.draw(st.integers(rnd.closed_at, self.now + 1_500))
                 claims.append((box, share, dealt))
         with contextlib.suppress(JackpotError):  # refused: nothing changed
             self.apply(outcome(table, round_id, self.now, *claims))
@@ -231,6 +233,11 @@ class WatchMachine(RuleBasedStateMachine):
         if due:
             event("rounds turned stale")
 
+    @rule(ms=st.integers(0, 3_000))
+    def reset(self, ms: int) -> None:
+        self.step(ms)
+        self.apply(ResetMeter("stud", "major", self.now, "sam", "test"))
+
     @rule(ms=st.integers(0, 70_000))
     def expire(self, ms: int) -> None:
         self.step(ms)
@@ -288,7 +295,11 @@ class WatchMachine(RuleBasedStateMachine):
                     event("a pending award held")
         if scan_stale(self.floor, "stud") != scan_stale_holding(self.floor, link):
             event("a stale round out of open_rounds, still open")
-        t = link.timeline.earliest_award_time()
+        times = [
+            e.time for _, e in link.timeline.heap if e.kind in (WIN, RESET) and not e.cancelled
+        ]
+        t = min(times) if times else None
+        assert link.timeline.earliest_award_time() == t
         expected = None if t is None else scan_held_until(link, t)
         assert link.due_at(TIMING) == expected
         if link.timeline.heap:
@@ -332,3 +343,17 @@ ReserveMachine.TestCase.settings = settings(max_examples=100, stateful_step_coun
 HouseMachine.TestCase.settings = ReserveMachine.TestCase.settings
 test_past_a_ceiling_to_the_reserve = ReserveMachine.TestCase
 test_past_a_ceiling_to_the_house = HouseMachine.TestCase
+
+
+def test_an_award_voided_before_its_time_no_longer_counts_as_the_earliest() -> None:
+    # Dealt ahead of the server's clock, then voided: it leaves the timeline
+    # (jackpot/voids.py `withhold_award`); a reset after it is the earliest pending.
+    f = new_floor(stud_link())
+    t = 1_000_000
+    f.apply(bets("T1", "R1", t, t, (1, "1.00")))
+    f.apply(bets("T2", "R2", t, t, (1, "1.00")))  # open: holds the watermark at t
+    f.apply(outcome("T1", "R1", t + 10, (1, ROYAL, t + 1_500)))
+    assert f.links["stud"].timeline.earliest_award_time() == t + 1_500
+    f.apply(void("T1", "R1", t + 20))
+    f.apply(ResetMeter("stud", "major", t + 3_000, "sam", "test"))
+    assert f.links["stud"].timeline.earliest_award_time() == t + 3_000
