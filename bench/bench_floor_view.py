@@ -1,18 +1,21 @@
 """Prints what the leader's loop spends, per call, on the operators' floor view, a /metrics
-scrape and the timer's finalize, on a floor holding N open rounds, for each N given.
+scrape, the timer's finalize and its due time, on a floor holding N open rounds, for each
+N given.
 
     .venv/bin/python bench/bench_floor_view.py [--open-rounds 1000 1000000] [--repeat 5]
+        [--held]
 
 In process, no journal: the rounds are applied to the core directly (as recovery does),
 on 20 casino stud tables on one link, with the open-rounds cap out of the way. Before
 them, three rounds are left to turn stale and a royal flush is won (final; with
 `--held`, still pending, held by two open rounds); the N rounds close after it, with no
 outcome: they hold nothing, and their contributions wait, pending, behind the oldest.
-Times are per call, the median
-of `--repeat`: the floor view (`GET /v1/floor`; the console's view is rebuilt each
-0.5 s while one listens), the /metrics text, and a finalize (the writer's timer, each
-second, with a bets in between). The first floor view also builds what later ones keep
-(jackpot/floor_watch.py), so it is printed apart.
+
+Times are per call, the median of `--repeat`: the floor view (`GET /v1/floor`; the
+console's view is rebuilt each 0.5 s while one listens), the /metrics text, a finalize
+(the writer's timer, each second, with a bets in between) and the due time the timer
+asks at every turn of the writer's loop (`Floor.due_at`). The first floor view also
+builds what later ones keep (jackpot/floor_watch.py), so it is printed apart.
 """
 
 from __future__ import annotations
@@ -95,8 +98,8 @@ def per_call(repeat: int, call: Callable[[int], object]) -> float:
     return statistics.median(times) * 1_000
 
 
-def measure(n: int, held: bool, repeat: int) -> tuple[float, float, float, float]:
-    """(first view, floor view, /metrics, finalize), ms per call."""
+def measure(n: int, held: bool, repeat: int) -> tuple[float, float, float, float, float]:
+    """(first view, floor view, /metrics, finalize, due time), ms per call."""
     service, now = a_floor(n, held)
     activity = TableActivity()
     start = time.perf_counter()
@@ -115,7 +118,14 @@ def measure(n: int, held: bool, repeat: int) -> tuple[float, float, float, float
         service.floor.apply(CloseBets("T05", f"N{i}", "stud", at, at, boxes))
         service.floor.apply(Finalize(at))
 
-    return first, view_ms, metrics_ms, per_call(repeat, tick)
+    finalize_ms = per_call(repeat, tick)
+    return (
+        first,
+        view_ms,
+        metrics_ms,
+        finalize_ms,
+        per_call(repeat, lambda i: service.floor.due_at()),
+    )
 
 
 def main() -> None:
@@ -125,10 +135,10 @@ def main() -> None:
     parser.add_argument("--held", action="store_true", help="leave the award held")
     args = parser.parse_args()
     print(f"{'open rounds':>12} {'first view':>11} {'floor view':>11} {'/metrics':>9} "
-          f"{'finalize':>9}  (ms per call)")  # fmt: skip
+          f"{'finalize':>9} {'due time':>9}  (ms per call)")  # fmt: skip
     for n in args.open_rounds:
-        first, view_ms, metrics_ms, finalize_ms = measure(n, args.held, args.repeat)
-        print(f"{n:>12,} {first:>11.2f} {view_ms:>11.2f} {metrics_ms:>9.2f} {finalize_ms:>9.2f}")
+        first, view, metrics, finalize, due = measure(n, args.held, args.repeat)
+        print(f"{n:>12,} {first:>11.2f} {view:>11.2f} {metrics:>9.2f} {finalize:>9.2f} {due:>9.2f}")
 
 
 if __name__ == "__main__":

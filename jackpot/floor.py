@@ -176,11 +176,9 @@ class Floor:
 
     def pending_awards(self, link: str) -> list[AwardRecord]:
         # A voided award still waiting for its place is pending for nobody.
-        if not self.link(link).timeline.pending_awards:
-            return []  # no award or reset pending: without sorting the timeline
         return [
             self.awards[e.award]
-            for e in self.link(link).timeline.pending()
+            for e in self.link(link).timeline.pending_award_events()
             if e.kind == WIN and e.award is not None and self.awards[e.award].state == PENDING
         ]
 

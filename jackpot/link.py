@@ -133,7 +133,8 @@ class Link:
         # never negative), as the sums above assume. What the reserve gets does not count.
         copies = [replace(m) for m in self.meters]
         held = [0] * len(copies)  # per meter: to_meter not yet given to the copy
-        pending = self.timeline.pending()
+        split = self.pending_head()
+        pending = self.timeline.pending() if split is None else split[0]
         replay = Replay(copies, pending)
         for event in pending:
             if event.kind == CONTRIBUTION:
@@ -141,6 +142,8 @@ class Link:
                 continue
             held = _contribute(copies, held)
             replay.step(event)
+        if split is not None:  # the contributions after the last award, summed
+            held = [h + m for h, (m, _) in zip(held, split[1], strict=True)]
         _contribute(copies, held)
         return [m.value for m in copies]
 
@@ -161,14 +164,35 @@ class Link:
                 )
             ]
         copies = [replace(m) for m in self.meters]
-        pending = list(self.timeline.pending())
+        split = None if passes_on(self.meters) else self.pending_head()
+        pending = list(self.timeline.pending()) if split is None else split[0]
         replay = Replay(copies, pending)
         for event in pending:
             if event.kind == CONTRIBUTION:
                 applied_contribution(copies, event)
             else:
                 replay.step(event)
+        if split is not None:  # the contributions after the last award, at once
+            rest = zip(copies, split[1], strict=True)
+            return [pending_contributions(c, m, r) for c, (m, r) in rest]
         return [(m.value, m.reserve) for m in copies]
+
+    def pending_head(self) -> tuple[list[Event], list[tuple[int, int]]] | None:
+        """With awards or resets pending and no void's reversal or return: the pending
+        events up to the last award or reset, in event order, and per meter the
+        (to_meter, to_reserve) of the contributions after it (summed: no event between
+        them). None otherwise: every pending event is replayed."""
+        timeline = self.timeline
+        if timeline.pending_reversals or not timeline.pending_awards:
+            return None
+        head = timeline.pending_until(timeline.pending_award_events()[-1].key)
+        rest = [list(sums) for sums in timeline.pending_sums]
+        for event in head:
+            if event.kind == CONTRIBUTION:
+                for sums, (m, r) in zip(rest, event.amounts, strict=True):
+                    sums[0] -= m
+                    sums[1] -= r
+        return head, [(m, r) for m, r in rest]
 
 
 class Replay:

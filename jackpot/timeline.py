@@ -149,12 +149,38 @@ class Timeline:
         """The live pending events in event order (for provisional values)."""
         return [event for _, event in sorted(self.heap) if not event.cancelled]
 
+    def pending_award_events(self) -> list[Event]:
+        """The pending WIN and RESET events in event order, without sorting the rest."""
+        if not self.pending_awards:
+            return []
+        return sorted(self._award_index().live.values(), key=_key)
+
+    def pending_until(self, key: Key) -> list[Event]:
+        """The live pending events up to `key` (included) in event order: the heap's nodes
+        above them are before it too, so only those are visited."""
+        heap, found, stack = self.heap, [], [0]
+        n = len(heap)
+        while stack:
+            i = stack.pop()
+            if i < n and heap[i][0] <= key:
+                if not heap[i][1].cancelled:
+                    found.append(heap[i])
+                stack += (2 * i + 1, 2 * i + 2)
+        return [event for _, event in sorted(found)]
+
+    def _award_index(self) -> PendingAwards:
+        if self._awards is None or self._awards.of is not self.heap:  # built, or loaded
+            self._awards = PendingAwards(self.heap)
+        return self._awards
+
     def earliest_award_time(self) -> int | None:
         if not self.pending_awards:
             return None
-        if self._awards is None or self._awards.of is not self.heap:  # built, or loaded
-            self._awards = PendingAwards(self.heap)
-        return self._awards.earliest()
+        return self._award_index().earliest()
+
+
+def _key(event: Event) -> Key:
+    return event.key
 
 
 class PendingAwards:
