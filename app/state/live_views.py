@@ -25,9 +25,11 @@ HITS = 25  # a level's last hits shown (`GET /v1/awards?link=L&meter=M&limit=25`
 
 @dataclass(slots=True)
 class TableActivity:
-    """Each table's last event (server time, kind). Rounds leave memory `retain_ms` after
-    they settle; what was seen of them is remembered here, so a quiet table keeps its last
-    event for as long as the process runs (after a restart: what recovery left in memory)."""
+    """Each table's last event (server time, kind; at equal times the later applied).
+    The floor keeps it as rounds apply (jackpot/floor_watch.py), from the rounds in memory
+    when first asked; it is remembered here too, so a quiet table keeps its last event for
+    as long as the process runs, even across a rebuilt floor (after a restart: what
+    recovery left in memory)."""
 
     last: dict[str, tuple[int, str]] = field(default_factory=dict)
 
