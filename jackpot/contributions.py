@@ -93,7 +93,7 @@ def close_bets(floor: FloorShape, cmd: CloseBets) -> BetsResult:
     floor.rounds[(cmd.table, cmd.round)] = record
     if event is not None and link is not None:
         count_accepted(link, cmd.wagers)
-        link.open_rounds[(cmd.table, cmd.round)] = effective
+        link.open_round((cmd.table, cmd.round), effective)
         link.stale_check_at = min(link.stale_check_at, effective + timing.round_timeout_ms + 1)
     floor.opened(record)
     return BetsResult(record)

@@ -39,6 +39,7 @@ from jackpot.commands import (
 from jackpot.config import LinkConfig, Timing
 from jackpot.errors import UnknownError
 from jackpot.expiry import OpenRounds
+from jackpot.floor_watch import FloorWatch
 from jackpot.link import Link
 from jackpot.money import Money
 from jackpot.records import (
@@ -114,6 +115,7 @@ class Floor:
         # The latest expirations, for the reconciliation's list (the count above is exact).
         self.recent_expired: deque[Expiry] = deque(maxlen=RECENT_EXPIRED)
         self._open: OpenRounds | None = None  # derived: built from `rounds` when first asked
+        self._watch: FloorWatch | None = None  # derived, likewise (jackpot/floor_watch.py)
 
     # -- applying a command ------------------------------------------------------------
 
@@ -123,10 +125,13 @@ class Floor:
         before = self.now
         self.now = max(self.now, command.now)
         try:
-            return COMMAND_HANDLERS[type(command)](self, command)
+            result = COMMAND_HANDLERS[type(command)](self, command)
         except Exception:
             self.now = before
             raise
+        if self._watch is not None:
+            self._watch.applied(result)
+        return result
 
     # -- lookups -------------------------------------------------------------------------
 
@@ -181,7 +186,7 @@ class Floor:
         # A voided award still waiting for its place is pending for nobody.
         return [
             self.awards[e.award]
-            for e in self.link(link).timeline.pending()
+            for e in self.link(link).timeline.pending_award_events()
             if e.kind == WIN and e.award is not None and self.awards[e.award].state == PENDING
         ]
 
@@ -196,6 +201,13 @@ class Floor:
         if self._open is None:
             self._open = OpenRounds(self.rounds)
         return self._open
+
+    def watch(self) -> FloorWatch:
+        """Each table's open rounds and last event, each link's stale rounds: kept as
+        commands are applied once first asked for (the floor view, the metrics)."""
+        if self._watch is None:
+            self._watch = FloorWatch(self.rounds, self.links)
+        return self._watch
 
     def expirable(self, now: int, limit: int) -> list[tuple[str, str]]:
         """Up to `limit` open rounds received more than expire_after before `now`."""

@@ -25,10 +25,15 @@ class Hold:
 def holding(link: Link, effective_at: int, now: int, timing: Timing) -> list[Hold]:
     """The open rounds that hold an award placed at `effective_at`, oldest first: closed
     at or before it and not stale at `now` (jackpot/link.py `watermark_at`)."""
+    order = link.order()
+    if now >= order.flagged_at:  # the rounds taken out of the order are stale at `now`
+        found = [(at, (t, r)) for at, t, r in order.upto(effective_at)]
+    else:
+        found = [(at, key) for key, at in link.open_rounds.items() if at <= effective_at]
     return sorted(
         Hold(at, table, round_id, at + timing.round_timeout_ms)
-        for (table, round_id), at in link.open_rounds.items()
-        if at <= effective_at and now - at <= timing.round_timeout_ms
+        for at, (table, round_id) in found
+        if now - at <= timing.round_timeout_ms
     )
 
 

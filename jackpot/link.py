@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from jackpot.config import LinkConfig, Timing
+from jackpot.holding_order import HoldingOrder
 from jackpot.meter import Funding, Meter
 from jackpot.money import FULL_SHARE, Money
 from jackpot.timeline import CONTRIBUTION, RESET, RETURN, REVERSAL, WIN, Event, Timeline
@@ -31,6 +32,8 @@ class Link:
     # No open round can turn stale before this server time: finalize looks for stale
     # rounds only then (derived state: recomputed at the first finalize after a load).
     stale_check_at: int = field(default=-(2**62), compare=False)
+    # open_rounds by effective_at (derived: built from them when first asked)
+    _order: HoldingOrder | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def new(cls, config: LinkConfig) -> Link:
@@ -51,6 +54,18 @@ class Link:
                 return i
         raise KeyError(meter)
 
+    def order(self) -> HoldingOrder:
+        """`open_rounds` by effective_at (jackpot/holding_order.py)."""
+        if self._order is None or self._order.of is not self.open_rounds:
+            self._order = HoldingOrder(self.open_rounds)
+        return self._order
+
+    def open_round(self, key: tuple[str, str], effective_at: int) -> None:
+        """A round with a jackpot wager took bets: it holds the watermark until its outcome."""
+        self.open_rounds[key] = effective_at
+        if self._order is not None and self._order.of is self.open_rounds:
+            self._order.add(key, effective_at)
+
     def watermark_at(self, now: int, timing: Timing) -> int:
         """Every event with a time strictly before this is final (docs/design.md, the watermark).
 
@@ -62,10 +77,16 @@ class Link:
         bound = now - timing.hold_ms
         if not self.open_rounds:
             return bound
-        earliest = min(self.open_rounds.values())
-        if now - earliest <= timing.round_timeout_ms:
-            # The earliest open round is not stale, so no later one is: it is the bound.
-            return min(bound, earliest)
+        order = self.order()
+        oldest = order.oldest()
+        # The rounds not in the order were stale at its last check, so at `now` if later.
+        if now >= order.flagged_at:
+            if oldest is None:
+                return bound
+            if now - oldest[0] <= timing.round_timeout_ms:
+                # The earliest open round is not stale, so no later one is: it is the bound.
+                return min(bound, oldest[0])
+        # Rounds stale at `now` not yet taken out by the stale check: look at each.
         for effective_at in self.open_rounds.values():
             if now - effective_at <= timing.round_timeout_ms and effective_at < bound:
                 bound = effective_at
@@ -74,9 +95,17 @@ class Link:
     def due_at(self, timing: Timing) -> int | None:
         """The server time at which the earliest pending award could become final."""
         t = self.timeline.earliest_award_time()
-        if t is None:
-            return None
+        return None if t is None else self.held_until(t, timing)
+
+    def held_until(self, t: int, timing: Timing) -> int:
+        """When an event at `t` could become final: past its hold, and past the round
+        timeout of every open round closed at or before it."""
         due = t + timing.hold_ms + 1
+        order = self.order()
+        for effective_at, _, _ in order.upto(t):
+            due = max(due, effective_at + timing.round_timeout_ms + 1)
+        if due > order.flagged_at:
+            return due  # a round taken out as stale ends by the check's time: no later
         for effective_at in self.open_rounds.values():
             if effective_at <= t:
                 due = max(due, effective_at + timing.round_timeout_ms + 1)
@@ -104,7 +133,8 @@ class Link:
         # never negative), as the sums above assume. What the reserve gets does not count.
         copies = [replace(m) for m in self.meters]
         held = [0] * len(copies)  # per meter: to_meter not yet given to the copy
-        pending = self.timeline.pending()
+        split = self.pending_head()
+        pending = self.timeline.pending() if split is None else split[0]
         replay = Replay(copies, pending)
         for event in pending:
             if event.kind == CONTRIBUTION:
@@ -112,6 +142,8 @@ class Link:
                 continue
             held = _contribute(copies, held)
             replay.step(event)
+        if split is not None:  # the contributions after the last award, summed
+            held = [h + m for h, (m, _) in zip(held, split[1], strict=True)]
         _contribute(copies, held)
         return [m.value for m in copies]
 
@@ -123,15 +155,44 @@ class Link:
         the reserve when the value stops at the ceiling, and a pending reset's funding
         has left the reserve when the value is back at the seed.
         """
+        simple = not self.timeline.pending_awards and not self.timeline.pending_reversals
+        if simple and not passes_on(self.meters):
+            return [
+                pending_contributions(meter, to_meter, to_reserve)
+                for meter, (to_meter, to_reserve) in zip(
+                    self.meters, self.timeline.pending_sums, strict=True
+                )
+            ]
         copies = [replace(m) for m in self.meters]
-        pending = list(self.timeline.pending())
+        split = None if passes_on(self.meters) else self.pending_head()
+        pending = list(self.timeline.pending()) if split is None else split[0]
         replay = Replay(copies, pending)
         for event in pending:
             if event.kind == CONTRIBUTION:
                 applied_contribution(copies, event)
             else:
                 replay.step(event)
+        if split is not None:  # the contributions after the last award, at once
+            rest = zip(copies, split[1], strict=True)
+            return [pending_contributions(c, m, r) for c, (m, r) in rest]
         return [(m.value, m.reserve) for m in copies]
+
+    def pending_head(self) -> tuple[list[Event], list[tuple[int, int]]] | None:
+        """With awards or resets pending and no void's reversal or return: the pending
+        events up to the last award or reset, in event order, and per meter the
+        (to_meter, to_reserve) of the contributions after it (summed: no event between
+        them). None otherwise: every pending event is replayed."""
+        timeline = self.timeline
+        if timeline.pending_reversals or not timeline.pending_awards:
+            return None
+        head = timeline.pending_until(timeline.pending_award_events()[-1].key)
+        rest = [list(sums) for sums in timeline.pending_sums]
+        for event in head:
+            if event.kind == CONTRIBUTION:
+                for sums, (m, r) in zip(rest, event.amounts, strict=True):
+                    sums[0] -= m
+                    sums[1] -= r
+        return head, [(m, r) for m, r in rest]
 
 
 class Replay:
@@ -187,6 +248,20 @@ def apply_event(meters: list[Meter], event: Event) -> tuple[Money, Funding | Non
     if event.kind == RESET:
         return Money(0), meter.reset(operator=True)
     return None
+
+
+def pending_contributions(meter: Meter, to_meter: int, to_reserve: int) -> tuple[Money, Money]:
+    """A meter's (value, reserve) after pending contributions summing to (to_meter,
+    to_reserve), none of them passed on to another meter: what `Meter.contribute` leaves
+    applying them one by one (amounts are never negative, so the value climbs to the
+    ceiling and every cent beyond it goes where `overflow_to` says)."""
+    value = meter.value + to_meter
+    ceiling = meter.config.ceiling
+    if ceiling is not None and value > ceiling:
+        value = max(meter.value, ceiling)
+    beyond = meter.value + to_meter - value
+    to_reserve += beyond if meter.config.overflow_to == "reserve" else 0
+    return Money(value), Money(meter.reserve + to_reserve)
 
 
 def applied_contribution(meters: list[Meter], event: Event) -> tuple[tuple[int, int], ...]:

@@ -207,15 +207,9 @@ def due_at(floor: FloorShape) -> list[int]:
     """When pending contributions could reach an armed trigger once final: they must be
     finalised even when no award is pending (server time, as Link.due_at)."""
     dues = []
-    hold, timeout = floor.timing.hold_ms, floor.timing.round_timeout_ms
     for link in floor.links.values():
         heap = link.timeline.heap
         if not heap or not armed(link):
             continue
-        earliest = heap[0][0][0]
-        due = earliest + hold + 1
-        for effective_at in link.open_rounds.values():
-            if effective_at <= earliest:
-                due = max(due, effective_at + timeout + 1)
-        dues.append(due)
+        dues.append(link.held_until(heap[0][0][0], floor.timing))
     return dues

@@ -67,7 +67,8 @@ class Timeline:
     """The pending events of one link, in event order, and the watermark."""
 
     __slots__ = (
-        "heap", "watermark", "serial", "pending_sums", "pending_awards", "pending_reversals"
+        "heap", "watermark", "serial", "pending_sums", "pending_awards", "pending_reversals",
+        "_awards",
     )  # fmt: skip
 
     def __init__(self, meters: int) -> None:
@@ -79,6 +80,7 @@ class Timeline:
         self.pending_sums = [[0, 0] for _ in range(meters)]
         self.pending_awards = 0  # pending WIN / RESET events not cancelled
         self.pending_reversals = 0  # pending REVERSAL, RETURN events (derived: not in snapshots)
+        self._awards: PendingAwards | None = None  # derived: built when first asked
 
     def key(self, time: int, kind: int, table: str, box: int) -> Key:
         self.serial += 1
@@ -94,6 +96,8 @@ class Timeline:
             self.pending_reversals += 1
         else:
             self.pending_awards += 1
+            if self._awards is not None:
+                self._awards.add(event)
 
     def cancel(self, event: Event) -> None:
         """Take a pending event out of the timeline (lazy: skipped when popped)."""
@@ -108,6 +112,8 @@ class Timeline:
             self.pending_reversals -= 1
         else:
             self.pending_awards -= 1
+            if self._awards is not None:
+                self._awards.drop(event)
 
     def take(self, event: Event, amounts: tuple[tuple[int, int], ...]) -> None:
         """Take part of a pending contribution out (a void of some of its round's boxes)."""
@@ -135,13 +141,75 @@ class Timeline:
                 self.pending_reversals -= 1
             else:
                 self.pending_awards -= 1
+                if self._awards is not None:
+                    self._awards.drop(event)
             yield event
 
     def pending(self) -> list[Event]:
         """The live pending events in event order (for provisional values)."""
         return [event for _, event in sorted(self.heap) if not event.cancelled]
 
+    def pending_award_events(self) -> list[Event]:
+        """The pending WIN and RESET events in event order, without sorting the rest."""
+        if not self.pending_awards:
+            return []
+        return sorted(self._award_index().live.values(), key=_key)
+
+    def pending_until(self, key: Key) -> list[Event]:
+        """The live pending events up to `key` (included) in event order: the heap's nodes
+        above them are before it too, so only those are visited."""
+        heap, found, stack = self.heap, [], [0]
+        n = len(heap)
+        while stack:
+            i = stack.pop()
+            if i < n and heap[i][0] <= key:
+                if not heap[i][1].cancelled:
+                    found.append(heap[i])
+                stack += (2 * i + 1, 2 * i + 2)
+        return [event for _, event in sorted(found)]
+
+    def _award_index(self) -> PendingAwards:
+        if self._awards is None or self._awards.of is not self.heap:  # built, or loaded
+            self._awards = PendingAwards(self.heap)
+        return self._awards
+
     def earliest_award_time(self) -> int | None:
         if not self.pending_awards:
             return None
-        return min(e.time for _, e in self.heap if e.kind in (WIN, RESET) and not e.cancelled)
+        return self._award_index().earliest()
+
+
+def _key(event: Event) -> Key:
+    return event.key
+
+
+class PendingAwards:
+    """A timeline's pending WIN and RESET events by key, for the earliest of them without
+    walking every pending contribution: a heap cleaned lazily (an event made final or
+    cancelled leaves `live` at once, its entry when it reaches the top). Built from the
+    timeline's heap when first asked (after a load as after a replay)."""
+
+    __slots__ = ("of", "live", "order")
+
+    def __init__(self, heap: list[tuple[Key, Event]]) -> None:
+        self.of = heap
+        self.live = {id(e): e for _, e in heap if e.kind in (WIN, RESET) and not e.cancelled}
+        self.order = [(e.key, id(e)) for e in self.live.values()]
+        heapq.heapify(self.order)
+
+    def add(self, event: Event) -> None:
+        self.live[id(event)] = event
+        heapq.heappush(self.order, (event.key, id(event)))
+
+    def drop(self, event: Event) -> None:
+        self.live.pop(id(event), None)
+
+    def earliest(self) -> int | None:
+        order = self.order
+        while order:
+            key, ident = order[0]
+            event = self.live.get(ident)
+            if event is not None and event.key == key:
+                return event.time
+            heapq.heappop(order)
+        return None

@@ -68,20 +68,17 @@ def finalize(floor: FloorShape, cmd: Finalize) -> FinalizeResult:
 
 
 def _flag_stale_rounds(floor: FloorShape, link: Link) -> list[RoundRecord]:
-    """Rounds open longer than the round timeout, flagged; and when to look again."""
-    now, timeout = floor.now, floor.timing.round_timeout_ms
+    """Rounds open longer than the round timeout, flagged, oldest first; and when to look
+    again: when the oldest round left open turns stale."""
+    order = link.order()
     stale = []
-    next_check = 2**62
-    for key, effective_at in link.open_rounds.items():
+    for key in order.pop_stale(floor.now, floor.timing.round_timeout_ms):
         rnd = floor.rounds[key]
-        if rnd.stale:
-            continue
-        if now - effective_at > timeout:
+        if not rnd.stale:
             rnd.stale = True  # flagged to operators; it no longer holds others
             stale.append(rnd)
-        else:
-            next_check = min(next_check, effective_at + timeout + 1)
-    link.stale_check_at = next_check
+    oldest = order.oldest()
+    link.stale_check_at = 2**62 if oldest is None else oldest[0] + floor.timing.round_timeout_ms + 1
     return stale
 
 

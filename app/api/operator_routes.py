@@ -289,7 +289,7 @@ def meter_view(service: FloorState, link_id: str, meter_id: str) -> dict[str, An
         "ceiling": None if config.ceiling is None else format_money(config.ceiling),
         "pending_awards": [a.id for a in service.floor.pending_awards(link_id)],
         "stale_rounds": sorted(
-            f"{t}/{r}" for (t, r) in link.open_rounds if service.floor.rounds[(t, r)].stale
+            f"{t}/{r}" for (t, r) in service.floor.watch().stale_holding_rounds(link_id)
         ),
         **level_fields(link, index),
         "meters": meters_view(meter),

@@ -114,18 +114,18 @@ def writer_reads(writer: WriterReadings) -> list[Read]:
     def rounds(stale: bool) -> dict[tuple[str, ...], Value]:
         floor = writer.service.floor
         counts: dict[tuple[str, ...], Value] = {}
+        watch = floor.watch()
         for link, state in floor.links.items():
             # open_rounds keeps a stale round until its outcome or void; it no longer
             # holds the watermark (jackpot.link.watermark_at).
-            flagged = sum(
-                1 for key in state.open_rounds if getattr(floor.rounds.get(key), "stale", False)
-            )
+            flagged = len(watch.stale_holding_rounds(link))
             counts[(link,)] = flagged if stale else len(state.open_rounds) - flagged
         return counts
 
     def table_rounds() -> dict[tuple[str, ...], Value]:
         floor = writer.service.floor
-        return {(table,): floor.open_count(table) for table in writer.service.config.tables}
+        watch = floor.watch()
+        return {(table,): watch.open_count(table) for table in writer.service.config.tables}
 
     def expired() -> dict[tuple[str, ...], Value]:
         return {(table,): n for table, n in writer.service.floor.expired.items()}

@@ -14,7 +14,7 @@ from app.state.shape import FloorData
 from app.state.timefmt import format_time
 from app.state.views import round_view
 from jackpot.holds import Hold, final_by, holding
-from jackpot.records import OPEN, PENDING, AwardRecord
+from jackpot.records import PENDING, AwardRecord
 
 
 def hold_row(h: Hold) -> dict[str, Any]:
@@ -102,4 +102,5 @@ class LinkHolds:
 
 def open_rounds_by_table(service: FloorState) -> Counter[str]:
     """Rounds with bets and no outcome or void yet, per table."""
-    return Counter(rnd.table for rnd in service.floor.rounds.values() if rnd.state == OPEN)
+    watch = service.floor.watch()
+    return Counter({table: watch.open_count(table) for table in watch.open_by_table})

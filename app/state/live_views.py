@@ -19,25 +19,24 @@ from app.state.past_awards import HITS
 from app.state.timefmt import format_time
 from app.state.views import as_committed, award_row, level_fields
 from jackpot.money import format_money
-from jackpot.records import OPEN, AwardRecord
+from jackpot.records import AwardRecord
 
 
 @dataclass(slots=True)
 class TableActivity:
-    """Each table's last event (server time, kind). Rounds leave memory `retain_ms` after
-    they settle; what was seen of them is remembered here, so a quiet table keeps its last
-    event for as long as the process runs (after a restart: what recovery left in memory)."""
+    """Each table's last event (server time, kind; at equal times the later applied).
+    The floor keeps it as rounds apply (jackpot/floor_watch.py), from the rounds in memory
+    when first asked; it is remembered here too, so a quiet table keeps its last event for
+    as long as the process runs, even across a rebuilt floor (after a restart: what
+    recovery left in memory)."""
 
     last: dict[str, tuple[int, str]] = field(default_factory=dict)
 
     def observe(self, service: FloorState) -> dict[str, tuple[int, str]]:
-        for rnd in service.floor.rounds.values():
-            seen = (rnd.received_at, "bets")
-            if rnd.outcome_at is not None and rnd.outcome_at >= rnd.received_at:
-                seen = (rnd.outcome_at, "outcome")
-            known = self.last.get(rnd.table)
-            if known is None or seen[0] > known[0]:
-                self.last[rnd.table] = seen
+        for table, seen in service.floor.watch().last_events.items():
+            known = self.last.get(table)
+            if known is None or seen[0] >= known[0]:
+                self.last[table] = seen
         return self.last
 
 
@@ -132,9 +131,7 @@ def _link_view(service: FloorState, link_id: str, degraded: bool, now: int) -> d
         for a in holds.awards
     ]
     stale = sorted(
-        (rnd.closed_at, rnd.table, rnd.round)
-        for rnd in floor.rounds.values()
-        if rnd.link == link_id and rnd.state == OPEN and rnd.stale
+        (floor.rounds[key].closed_at, *key) for key in floor.watch().stale_rounds(link_id)
     )
     return {
         "link": link_id,
