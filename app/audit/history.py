@@ -132,7 +132,9 @@ def thin(points: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
     sawtooth keeps its teeth), and always the first and last point."""
     if len(points) <= limit:
         return points
-    size = -(-len(points) * 2 // limit)  # two points a bucket
+    # Two points a bucket, at most limit // 2 buckets: with the first and the last, at
+    # most limit + 2 points.
+    size = -(-len(points) // max(1, limit // 2))
     kept: list[dict[str, Any]] = [points[0]]
     for i in range(0, len(points), size):
         bucket = points[i : i + size]

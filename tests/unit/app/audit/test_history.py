@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from app.audit.history import thin
@@ -20,6 +20,8 @@ def points(values: list[int]) -> list[dict[str, object]]:
 
 
 @given(st.lists(cents, max_size=400), st.integers(min_value=4, max_value=60))
+# An odd limit made limit // 2 + 1 buckets: 8 points for a limit of 5.
+@example([5, 0, 9, 5, 5, 5, 5, 5, 0, 9, 5, 5, 5, 5, 0, 9, 5], 5)
 def test_thinning_keeps_the_ends_the_extremes_and_the_order(values: list[int], limit: int) -> None:
     given_points = points(values)
     kept = thin(given_points, limit)
