@@ -14,6 +14,7 @@ from app.state.floor_state import FloorState
 from app.state.timefmt import format_time
 from app.store.errors import JournalUnavailable
 from app.store.journal import JournalRow, MemoryJournal
+from app.store.lease import Term
 from app.store.snapshots import dump_text
 from app.writer.ports import Broadcast
 from app.writer.writer import Writer
@@ -139,3 +140,18 @@ def outcome_body(
     if other is not None:
         hands.append({"box": 2, "dealt_at": format_time(at + 1), "cards": other})
     return table_command("outcome", {"boxes": hands})
+
+
+class NoLease:
+    """Never ours: the process stays a standby."""
+
+    lease_ms = 60_000
+
+    async def acquire(self) -> Term | None:
+        return None
+
+    async def renew(self, epoch: int) -> bool:
+        return False
+
+    async def release(self, epoch: int) -> None:
+        return None

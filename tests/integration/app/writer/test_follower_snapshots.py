@@ -12,12 +12,11 @@ import pytest
 
 from app.store.database import create_pool
 from app.store.journal import PostgresJournal
-from app.store.lease import Term
 from app.store.packing import unpack_bytes
 from app.writer.leadership import Leadership
 from app.writer.writer import Writer
 from app.writer.writer_settings import WriterSettings
-from tests.integration.app.writer.support import NOW, bets, service
+from tests.integration.app.writer.support import NOW, NoLease, bets, service
 from tests.support import Clock
 
 pytestmark = pytest.mark.integration
@@ -38,21 +37,6 @@ class CountingJournal(PostgresJournal):
     async def latest_snapshot_seq(self) -> int | None:
         self.asked += 1
         return await super().latest_snapshot_seq()
-
-
-class NoLease:
-    """Never ours: the process stays a standby."""
-
-    lease_ms = 60_000
-
-    async def acquire(self) -> Term | None:
-        return None
-
-    async def renew(self, epoch: int) -> bool:
-        return False
-
-    async def release(self, epoch: int) -> None:
-        return None
 
 
 @pytest.fixture

@@ -16,8 +16,7 @@ from app.store.snapshots import dump_text
 from app.writer.leadership import Leadership
 from app.writer.writer import Writer
 from app.writer.writer_settings import WriterSettings
-from tests.integration.app.writer.support import NOW, service
-from tests.integration.app.writer.test_follower_snapshots import NoLease
+from tests.integration.app.writer.support import NOW, NoLease, service
 from tests.support import Clock
 
 pytestmark = pytest.mark.integration

@@ -19,24 +19,16 @@ from app.store.lease import Term
 from app.writer.leadership import Leadership
 from app.writer.writer import Writer
 from app.writer.writer_settings import WriterSettings
-from tests.integration.app.writer.support import service
+from tests.integration.app.writer.support import NoLease, service
 
 pytestmark = pytest.mark.integration
 
 
-class BrokenLease:
+class BrokenLease(NoLease):
     """A lease whose takeover fails with an error the leadership does not expect."""
-
-    lease_ms = 60_000
 
     async def acquire(self) -> Term | None:
         raise RuntimeError("a bug in the lease")
-
-    async def renew(self, epoch: int) -> bool:
-        return False
-
-    async def release(self, epoch: int) -> None:
-        return None
 
 
 @pytest.fixture
