@@ -15,7 +15,7 @@ from app.state.gaming_day import gaming_day_view
 from app.state.hold_views import LinkHolds, open_rounds_by_table
 from app.state.in_play_state import link_in_play, suspensions_view, table_heard, table_in_play
 from app.state.operator_views import proposal_view
-from app.state.past_awards import HITS
+from app.state.past_awards import HITS, hit_order
 from app.state.timefmt import format_time
 from app.state.views import as_committed, award_row, level_fields
 from jackpot.money import format_money
@@ -160,8 +160,4 @@ def _last_hits(service: FloorState, link: str, meters: list[str]) -> dict[str, l
             by_meter[award.meter].append(award)
     for meter, found in by_meter.items():  # and the newest that left memory
         found += service.floor.left_hits.get(f"{link}/{meter}", [])
-    return {m: heapq.nlargest(HITS, found, key=_order) for m, found in by_meter.items()}
-
-
-def _order(a: AwardRecord) -> tuple[int, int, str, str, int]:
-    return (a.dealt_at, a.sequence or 0, a.table, a.round, a.box)
+    return {m: heapq.nlargest(HITS, found, key=hit_order) for m, found in by_meter.items()}

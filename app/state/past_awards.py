@@ -106,7 +106,7 @@ def _leave_meter(state: FloorData, award: AwardRecord, payment: dict[str, Any] |
     return leaving(listed, award.id, payment, state.seq + 1)
 
 
-def _hit_order(a: AwardRecord) -> tuple[int, int, str, str, int]:
+def hit_order(a: AwardRecord) -> tuple[int, int, str, str, int]:
     """The listing's order of a level's awards (app/state/views.py `Listed.order`)."""
     return (a.dealt_at, a.sequence or 0, a.table, a.round, a.box)
 
@@ -115,7 +115,7 @@ def _keep_hit(kept: list[AwardRecord], award: AwardRecord) -> None:
     """A level keeps its HITS newest awards that left (of them all, newest dealt first:
     those that stayed in memory are shown beside them) and its last must-hit-by hit."""
     kept.append(award)
-    newest = heapq.nlargest(HITS, kept, key=_hit_order)
+    newest = heapq.nlargest(HITS, kept, key=hit_order)
     hits = [a for a in kept if isinstance(a, MysteryAward)]
     last = max(hits, key=lambda a: a.sequence or 0, default=None)
     kept[:] = newest + ([last] if last is not None and all(a is not last for a in newest) else [])
