@@ -83,12 +83,12 @@ def serve(port: int, args: argparse.Namespace, redis_url: str | None) -> None:  
     from fastapi import FastAPI
 
     from app import compose
-    from app.cli.commands import GC_THRESHOLDS
     from app.cli.serving import uvicorn_config
     from app.config.floor_file import load_floor
     from app.config.settings import Settings
     from app.display.broadcaster import Broadcaster, MemoryBackend
     from app.display.link_routes import display_router
+    from app.writer.snapshot_policy import GC_THRESHOLDS
 
     lag = {"max_ms": 0.0}
     found: list[Broadcaster] = []

@@ -9,6 +9,11 @@
    group commit): acknowledged requests/s and latency p50 / p99 at 64 connections,
    every request a new round of 7 boxes with a jackpot wager.
 
+For each server and run: its CPU per request, and the share of a core its threads ran
+(`ran`) and, for the bets, waited for one while ready (`waited`: PostgreSQL, the
+snapshotter and wrk share the two cores). Requests/s is CPU per request times that
+share: a server that ran 0.88 of a core where the no-op ran 1.00 loses 12 % to it.
+
 With `--displays N` (N > 0) it prints instead the writer's bets figures on the same
 servers without displays, with N display websockets connected and receiving, and
 without again (the drift between runs), and the ratio of the second to the mean of the
@@ -210,11 +215,16 @@ def ceiling_and_bets(args: argparse.Namespace) -> None:
     def run(seconds: int, which: str) -> dict[str, float]:
         proc, url = (noop, noop_url) if which == "noop" else (server, bets_url)
         script = noop_lua if which == "noop" else bets_lua(work)
-        before = proc_times()[proc.pid][1]
+        before, sched, started = proc_times()[proc.pid][1], schedstat(proc.pid), time.monotonic()
         figures = wrk(url, seconds, args.connections, script)
         # The server's own CPU (and its reaped children's: snapshots) per answered
         # request: unlike requests/s, it hardly moves when another process shares the cores.
         figures["cpu_us"] = 1e6 * (proc_times()[proc.pid][1] - before) / (figures["rps"] * seconds)
+        # Of the run's wall time, how much the server's threads ran and how much they were
+        # ready to run but waited for a core (another process had it): requests/s is
+        # CPU per request times the share of a core the server got.
+        wall, (ran, waited) = time.monotonic() - started, schedstat(proc.pid)
+        figures["ran"], figures["waited"] = (ran - sched[0]) / wall, (waited - sched[1]) / wall
         return figures
 
     pairs: list[tuple[dict[str, float], dict[str, float]]] = []
@@ -244,8 +254,9 @@ def print_pairs(
         f"a new round of 7 boxes with a jackpot wager each"
     )
     print(
-        f"{'run':<5}{'no-op req/s':>12}{'p99 ms':>8}{'CPU µs':>8}{'bets req/s':>12}{'p50 ms':>8}"
-        f"{'p99 ms':>8}{'CPU µs':>8}{'non-2xx':>8}{'ratio':>7}{'p99 x':>7}"
+        f"{'run':<5}{'no-op req/s':>12}{'p99 ms':>8}{'CPU µs':>8}{'ran':>6}{'bets req/s':>12}"
+        f"{'p50 ms':>8}{'p99 ms':>8}{'CPU µs':>8}{'ran':>6}{'waited':>7}{'non-2xx':>8}"
+        f"{'ratio':>7}{'p99 x':>7}"
     )
     rows = []
     for i, (noop, bets) in enumerate(pairs, 1):
@@ -256,8 +267,9 @@ def print_pairs(
         rows.append(row)
         print(
             f"{i:<5}{noop['rps']:>12,.0f}{noop.get('p99', 0):>8.1f}{noop['cpu_us']:>8.0f}"
-            f"{bets['rps']:>12,.0f}{bets.get('p50', 0):>8.1f}{bets.get('p99', 0):>8.1f}"
-            f"{bets['cpu_us']:>8.0f}{bets['non2xx']:>8.0f}{row['ratio']:>7.2f}{row['p99x']:>7.2f}"
+            f"{noop['ran']:>6.2f}{bets['rps']:>12,.0f}{bets.get('p50', 0):>8.1f}"
+            f"{bets.get('p99', 0):>8.1f}{bets['cpu_us']:>8.0f}{bets['ran']:>6.2f}"
+            f"{bets['waited']:>7.2f}{bets['non2xx']:>8.0f}{row['ratio']:>7.2f}{row['p99x']:>7.2f}"
         )
 
     def median(values: list[float]) -> float:
@@ -275,7 +287,10 @@ def print_pairs(
     )
     print(
         f"server CPU per request (medians): no-op {noop_cpu:.0f} µs, bets {bets_cpu:.0f} µs "
-        f"(no-op / bets: {noop_cpu / bets_cpu:.0%})"
+        f"(no-op / bets: {noop_cpu / bets_cpu:.0%}); share of a core run: no-op "
+        f"{median([n['ran'] for n, _ in pairs]):.2f}, bets "
+        f"{median([b['ran'] for _, b in pairs]):.2f}"
+        f" (waited {median([b['waited'] for _, b in pairs]):.2f})"
     )
 
 
@@ -411,6 +426,17 @@ async def hold_displays(port: int, paths: list[str], conn: Connection) -> None:
         if display.transport is not None:
             display.transport.close()
     await asyncio.sleep(0.5)
+
+
+def schedstat(pid: int) -> tuple[float, float]:
+    """Seconds a process's threads have run on a core and waited, ready, for one
+    (/proc/PID/task/TID/schedstat: the kernel's run and run-queue times, in ns)."""
+    ran = waited = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with contextlib.suppress(OSError):
+            run_ns, wait_ns, _ = Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()
+            ran, waited = ran + int(run_ns), waited + int(wait_ns)
+    return ran / 1e9, waited / 1e9
 
 
 def proc_times() -> dict[int, tuple[int, float]]:

@@ -37,6 +37,7 @@ from app.api.table_events.decoding import decode  # noqa: E402
 from app.config.floor_config import floor_config  # noqa: E402
 from app.config.floor_file import load_floor  # noqa: E402
 from app.state.floor_state import FloorState  # noqa: E402
+from app.state.sealing import DEMO_KEY  # noqa: E402
 from app.state.timefmt import format_time  # noqa: E402
 from app.writer.group import Submission  # noqa: E402
 from app.writer.writer import Writer  # noqa: E402
@@ -50,7 +51,8 @@ async def run(
     groups: int, group: int, boxes: int, profile: cProfile.Profile | None, cpu: bool = False
 ) -> float:
     clock = time.process_time if cpu else time.perf_counter
-    config = floor_config(load_floor(FLOOR))
+    # The demo floor's must-hit-by levels seal their triggers: the demo's key, as `jackpot demo`.
+    config = floor_config(load_floor(FLOOR), DEMO_KEY)
     now = [START]
     settings = WriterSettings(clock=lambda: now[0], snapshot_every=10**9)
     writer = Writer(FloorState(config), ListJournal(), settings)

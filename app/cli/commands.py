@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import signal
 import subprocess
@@ -31,9 +30,6 @@ from app.config.mystery_key import MysteryKeyError, mystery_key
 if TYPE_CHECKING:  # imported when serving (a command's start stays light)
     from app.compose import WriterProcess
 
-# The cyclic collector's thresholds: rare, larger young collections, so that it does not
-# walk the long-lived state again and again as it grows (docs/performance.md).
-GC_THRESHOLDS = (50_000, 50, 1_000)
 CONSOLE_TOKENS = "tokens: demo-operator, demo-supervisor, demo-supervisor-2 (app/demo/floor.toml)"
 
 
@@ -77,6 +73,7 @@ def serve_command(
     from app.config.settings import Settings
     from app.ops.logs import configure
     from app.ops.software import authenticate
+    from app.writer.snapshot_policy import tune_collector
 
     overrides: dict[str, Any] = {
         k: v for k, v in (("host", host), ("port", port), ("data_dir", data_dir)) if v is not None
@@ -140,7 +137,7 @@ def serve_command(
     # writer (every accepted request committed and answered) and the process exits 0.
     # Limits and timeouts (docs/operations.md, "Limits") live in app/cli/serving.py.
     server = _Server(uvicorn_config(app, settings, log_level=log_level))
-    gc.set_threshold(*GC_THRESHOLDS)
+    tune_collector()
     return _served(server, process, path)
 
 

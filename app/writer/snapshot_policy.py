@@ -25,9 +25,17 @@ log = logging.getLogger("jackpot.writer")
 # collection waits in generation 1, and a freeze would keep it for ever
 # (tests/integration/app/writer/test_snapshot_cadence.py).
 FREEZE_COLLECTS = 1
+# The cyclic collector's thresholds in a process that holds the state (a writer, the
+# snapshotter): rare, larger young collections, so that it does not walk the long-lived
+# state again and again as it grows (docs/performance.md "The cyclic collector").
+GC_THRESHOLDS = (50_000, 50, 1_000)
 # A leader asks for a newer stored snapshot at most this often, once its rows to rebuild
 # from are more than `snapshot_every` (the seq alone: the bytes only when it is newer).
 REBASE_ASK_S = 1.0
+
+
+def tune_collector() -> None:
+    gc.set_threshold(*GC_THRESHOLDS)
 
 
 class SnapshotPolicy:

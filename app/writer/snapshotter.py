@@ -36,13 +36,13 @@ from app.store.journal import Journal, PostgresJournal
 from app.store.packing import pack
 from app.store.snapshots import dump_text, text_size
 from app.writer.position import Position
-from app.writer.snapshot_policy import SnapshotPolicy
+from app.writer.snapshot_policy import SnapshotPolicy, tune_collector
 from app.writer.writer_settings import WriterSettings
 from jackpot.snapshot import SnapshotWithoutMeters
 
 log = logging.getLogger("jackpot.snapshotter")
 
-# The journal's tail is read this often when it has nothing new (at most).
+# The journal's tail is read this often, at most: the pause between two reads.
 POLL_S = 0.5
 # The session advisory lock only one snapshotter of a database holds ("jpsnap").
 LOCK_KEY = 0x6A70736E6170
@@ -136,8 +136,11 @@ class Snapshotter:
                     while True:
                         if parent is not None and os.getppid() != parent:
                             return  # the writer that started us is gone
-                        if not await self.step():
-                            await asyncio.sleep(POLL_S)
+                        await self.step()
+                        # Caught up: the rows committed meanwhile are read in one query,
+                        # not a query for every few (under load, one costs as much as
+                        # replaying the rows it reads).
+                        await asyncio.sleep(POLL_S)
                 except (BrokenChain, ValueError) as error:
                     log.error("snapshotter: the journal cannot be followed: %s", error)
                 except (JournalUnavailable, OSError) as error:
@@ -212,6 +215,7 @@ def main() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
     # Background work: the writer's requests and PostgreSQL's commits come first.
     os.nice(10)
+    tune_collector()  # as the writer: its state is as large (`step` freezes it)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s snapshotter %(message)s")
     if os.getppid() != parent:
         return  # the parent died before the death signal was armed
