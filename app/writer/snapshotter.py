@@ -42,7 +42,7 @@ from jackpot.snapshot import SnapshotWithoutMeters
 
 log = logging.getLogger("jackpot.snapshotter")
 
-# The journal's tail is read this often, at most: the pause between two reads.
+# The journal's tail is read this often when it has nothing new (at most).
 POLL_S = 0.5
 # The session advisory lock only one snapshotter of a database holds ("jpsnap").
 LOCK_KEY = 0x6A70736E6170
@@ -136,11 +136,8 @@ class Snapshotter:
                     while True:
                         if parent is not None and os.getppid() != parent:
                             return  # the writer that started us is gone
-                        await self.step()
-                        # Caught up: the rows committed meanwhile are read in one query,
-                        # not a query for every few (under load, one costs as much as
-                        # replaying the rows it reads).
-                        await asyncio.sleep(POLL_S)
+                        if not await self.step():
+                            await asyncio.sleep(POLL_S)
                 except (BrokenChain, ValueError) as error:
                     log.error("snapshotter: the journal cannot be followed: %s", error)
                 except (JournalUnavailable, OSError) as error:
