@@ -131,6 +131,11 @@ class GroupCommitter:
                 # A round in memory has all its recorded events' keys in `idem`: only a
                 # refusal for a round not in memory may be a late retry (`submit`).
                 sub.may_be_recorded = (sub.table, sub.round) not in position.service.floor.rounds
+                if isinstance(error, (JackpotError, TablesError, Conflict)):
+                    # A refusal's traceback says nothing, and it holds this frame, which
+                    # holds the group, which holds the refusal: garbage only the cyclic
+                    # collector frees, and that a freeze would keep for ever.
+                    error.__traceback__ = None
                 group.refused.append((sub, error))
                 continue
             group.done.append((sub, outcome))

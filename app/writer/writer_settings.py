@@ -29,7 +29,7 @@ class WriterSettings:
     makes_snapshots: bool = True
     # The state is frozen out of the cyclic collector every this many entries applied
     # (app/writer/snapshot_policy.py): docs/performance.md "The cyclic collector".
-    freeze_every: int = 1_000
+    freeze_every: int = 250
     # Advance the watermark at least this often while events are pending, so that
     # contributions are folded into the meters and the heap stays small.
     finalize_every_ms: int = 1_000

@@ -132,6 +132,9 @@ class TableEvents:
             if handler is None:
                 raise  # as FastAPI: the server-error middleware answers 500 and logs it
             response = await handler(Request(scope, receive), error)
+            # Answered. Its traceback holds the frames it went through, the writer's
+            # future among them, which holds the error: a cycle (see the writer's refusals).
+            error.__traceback__ = None
         await response(scope, receive, send)
 
     def _handler(self, error: Exception) -> Handler | None:

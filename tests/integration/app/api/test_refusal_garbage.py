@@ -1,0 +1,75 @@
+"""A refused table event leaves nothing that only the cyclic collector frees.
+
+The writer freezes its state out of the collector's reach every `freeze_every` entries
+(app/writer/snapshot_policy.py): a garbage cycle still alive at a freeze, as a refusal in
+flight is, would be kept for ever. A refusal's exception held its traceback, whose frames
+held the writer's group (or the request's future) that held the exception: a storm of
+409s beside the bets leaked (docs/performance.md, "The cyclic collector").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from collections import Counter
+from collections.abc import Iterator
+
+import httpx
+
+from tests.integration.app.support import build_server, running
+from tests.support import T01, Clock, bets_body
+
+BOX = (1, "10.00", "1.00")
+
+
+@contextlib.contextmanager
+def cyclic_garbage() -> Iterator[list[object]]:
+    """What the collector finds unreachable once the block has run (`gc.DEBUG_SAVEALL`),
+    in the list it yields; automatic collections are off meanwhile."""
+    found: list[object] = []
+    gc.collect()
+    gc.disable()
+    try:
+        yield found
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        found.extend(gc.garbage)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+
+
+def kinds(objects: list[object]) -> Counter[str]:
+    return Counter(type(o).__qualname__ for o in objects)
+
+
+async def refuse(client: httpx.AsyncClient, clock: Clock, n: int) -> None:
+    """`n` refusals of each kind a table controller can provoke, after one first post."""
+    path = "/v1/tables/T01/rounds/{}/bets"
+    first = await client.post(path.format("R1"), json=bets_body(clock, BOX), headers=T01)
+    assert first.status_code == 200
+    for i in range(n):
+        # another body for a recorded round: the writer's 409 (api.md, Idempotency)
+        other = bets_body(clock, (1, f"{11 + i}.00", "1.00"))
+        assert (await client.post(path.format("R1"), json=other, headers=T01)).status_code == 409
+        # a box the table does not have: the rules' 422, refused by the writer
+        bad_box = bets_body(clock, (99, "10.00", "1.00"))
+        answer = await client.post(path.format(f"B{i}"), json=bad_box, headers=T01)
+        assert answer.status_code == 422
+        # a body that is not a bets body: the edge's 422
+        answer = await client.post(path.format(f"X{i}"), json={"closed_at": 1}, headers=T01)
+        assert answer.status_code == 422
+        # a token that is no table's: 401
+        wrong = {"Authorization": "Bearer nobody"}
+        answer = await client.post(path.format(f"Y{i}"), json={}, headers=wrong)
+        assert answer.status_code == 401
+
+
+async def test_refused_table_events_leave_no_cyclic_garbage() -> None:
+    clock = Clock()
+    with cyclic_garbage() as garbage:
+        async with running(build_server(clock=clock).app) as client:
+            await refuse(client, clock, 5)
+    exceptions = [o for o in garbage if isinstance(o, BaseException)]
+    assert exceptions == [], kinds(garbage).most_common(12)
