@@ -40,6 +40,13 @@ def validate(model: type[Body], raw: bytes) -> Body:
         return model.model_validate_json(raw)
     except ValidationError as error:
         errors = [{**e, "loc": ("body", *e["loc"])} for e in error.errors(include_url=False)]
+        for e in errors:
+            # A validator's exception: its traceback's frames lead back to this one, which
+            # holds it: a cycle that a freeze of the writer's state would keep for ever.
+            ctx = e.get("ctx")
+            cause = ctx.get("error") if isinstance(ctx, dict) else None
+            if isinstance(cause, BaseException):
+                cause.__traceback__ = None
         raise RequestValidationError(errors) from None
 
 

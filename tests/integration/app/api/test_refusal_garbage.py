@@ -3,7 +3,8 @@
 The writer freezes its state out of the collector's reach every `freeze_every` entries
 (app/writer/snapshot_policy.py): a garbage cycle still alive at a freeze, as a refusal in
 flight is, would be kept for ever. A refusal's exception held its traceback, whose frames
-held the writer's group (or the request's future) that held the exception: a storm of
+held the writer's group (or the request's future) that held the exception, and a bad time
+in a body left pydantic's errors and the validator's exception in such a cycle: a storm of
 409s beside the bets leaked (docs/performance.md, "The cyclic collector").
 """
 
@@ -57,8 +58,11 @@ async def refuse(client: httpx.AsyncClient, clock: Clock, n: int) -> None:
         bad_box = bets_body(clock, (99, "10.00", "1.00"))
         answer = await client.post(path.format(f"B{i}"), json=bad_box, headers=T01)
         assert answer.status_code == 422
-        # a body that is not a bets body: the edge's 422
-        answer = await client.post(path.format(f"X{i}"), json={"closed_at": 1}, headers=T01)
+        # bodies that are not a bets body: the edge's 422
+        for body in ({"closed_at": 1}, {"closed_at": "nope", "boxes": []}):
+            answer = await client.post(path.format(f"X{i}"), json=body, headers=T01)
+            assert answer.status_code == 422
+        answer = await client.post(f"/v1/tables/T01/rounds/X{i}/outcome", json={}, headers=T01)
         assert answer.status_code == 422
         # a token that is no table's: 401
         wrong = {"Authorization": "Bearer nobody"}
