@@ -51,7 +51,8 @@ class Tab:
 
     async def view(self, name: str) -> None:
         await self.page.click(f'.tabs button[data-view="{name}"]')
-        await expect(self.page.locator(f"#view-{name}")).to_be_visible()
+        # Generous: on a loaded machine the page may be busy drawing the floor's updates.
+        await expect(self.page.locator(f"#view-{name}")).to_be_visible(timeout=15_000)
 
 
 SignIn = Callable[[str, str], Awaitable[Tab]]
@@ -399,8 +400,9 @@ async def test_shift_reports_use_the_floors_gaming_day_zone_and_a_zooming_chart(
     await p.get_by_role("button", name="Chart of tcp major").click()
     chart = p.locator("#chart svg.chart")
     await expect(chart.locator('g.mark[data-kind="reset"]').first).to_be_attached()
-    # A tooltip per mark, on hover and on keyboard focus.
-    mark = chart.locator('g.mark[data-kind="reset"]').last
+    # A tooltip per mark, on hover and on keyboard focus: this size's reset, named by its
+    # reason (the other sizes' resets, in whatever order they ran, are on the chart too).
+    mark = chart.locator(f'g.mark[data-kind="reset"][aria-label*="chart marks ({size})"]')
     tip = p.locator("#chart-tip")
     await p.mouse.move(1, 1)  # the pointer off the chart: no other mark's tooltip meanwhile
     await mark.focus()
@@ -410,8 +412,19 @@ async def test_shift_reports_use_the_floors_gaming_day_zone_and_a_zooming_chart(
     await expect(tip).to_be_hidden()
     line = await mark.locator("line").bounding_box()  # the pointer on the reset's line
     assert line is not None
-    # Near the top of the plot, where no award's circle lies on the reset's line.
-    await p.mouse.move(line["x"] + line["width"] / 2, line["y"] + 2)
+    # The first point down the reset's line where no other mark (an award's circle, another
+    # reset at the same instant) lies over it.
+    x = line["x"] + line["width"] / 2
+    y = await mark.evaluate(
+        """(mark, [x, top, height]) => {
+             for (let y = top + 1; y < top + height; y += 3)
+               if (document.elementFromPoint(x, y)?.closest("g.mark") === mark) return y;
+             return null;
+           }""",
+        [x, line["y"], line["height"]],
+    )
+    assert y is not None, "the reset's line is covered by other marks"
+    await p.mouse.move(x, y)
     await expect(tip).to_be_visible()
     await expect(tip).to_contain_text(f"chart marks ({size})")
     await expect(tip).to_have_text(re.compile(r"GMT\+8"))
