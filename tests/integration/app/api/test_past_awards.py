@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from app.compose import WriterProcess
-from app.store.journal import Journal, MemoryJournal, PostgresJournal
+from app.store.journal import Journal, MemoryJournal
 from app.store.past_award_book import AwardFilter, PastAwardBook
 from app.store.snapshots import dump_text
 from tests.integration.app.support import build_server, running
@@ -26,17 +26,6 @@ RETAIN_MS = 900_000  # the demo floor's retain_ms (the default)
 @pytest.fixture
 def clock() -> Clock:
     return Clock()
-
-
-@pytest.fixture(params=["memory", "postgres"])
-async def journal(request: pytest.FixtureRequest) -> AsyncIterator[Journal]:
-    """The same history on either journal lists the same."""
-    if request.param == "memory":
-        yield MemoryJournal()
-        return
-    adapter = await PostgresJournal.connect(request.getfixturevalue("fresh_dsn"))
-    yield adapter
-    await adapter.close()
 
 
 @pytest.fixture

@@ -6,13 +6,12 @@ A K Q of spades at Three Card Poker wins 100 % of the tcp meter (rules 4.5)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import pytest
 
-from app.store.journal import Journal, MemoryJournal, PostgresJournal
+from app.store.journal import Journal, MemoryJournal
 from app.store.past_award_book import AwardFilter, PastAwardBook
 from app.store.snapshots import dump_text
 from tests.integration.app.support import build_server, running
@@ -27,16 +26,6 @@ PAYMENT_KEYS = ("payment", "paid_at", "method", "paid_by", "witness")
 @pytest.fixture
 def clock() -> Clock:
     return Clock()
-
-
-@pytest.fixture(params=["memory", "postgres"])
-async def journal(request: pytest.FixtureRequest) -> AsyncIterator[Journal]:
-    if request.param == "memory":
-        yield MemoryJournal()
-        return
-    adapter = await PostgresJournal.connect(request.getfixturevalue("fresh_dsn"))
-    yield adapter
-    await adapter.close()
 
 
 def round_of(n: int) -> str:

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import socket
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from app.store.database import create_pool, migrate, start_embedded
 from app.store.errors import DuplicateEntry, JournalUnavailable
-from app.store.journal import Journal, JournalRow, MemoryJournal, PostgresJournal
+from app.store.journal import Journal, JournalRow, PostgresJournal
 from app.store.packing import pack
 
 
@@ -27,17 +26,6 @@ def row(seq: int, key: str | None = "default", *, entry: str | None = None) -> J
         answer=f'{{"round":"R{seq}"}}' if key else None,
         hash=hashlib.sha256(f"{seq}:{text}".encode()).hexdigest(),
     )
-
-
-@pytest.fixture(params=["memory", "postgres"])
-async def journal(request: pytest.FixtureRequest) -> AsyncIterator[Journal]:
-    adapter: Journal
-    if request.param == "memory":
-        adapter = MemoryJournal()
-    else:
-        adapter = await PostgresJournal.connect(request.getfixturevalue("fresh_dsn"))
-    yield adapter
-    await adapter.close()
 
 
 async def collect(journal: Journal, after: int = 0, batch: int = 10_000) -> list[JournalRow]:

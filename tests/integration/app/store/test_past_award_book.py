@@ -6,14 +6,13 @@ awards")."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncIterator
 
 import asyncpg
 import pytest
 
 from app.state.past_award import PastAward
 from app.store.errors import DuplicateEntry
-from app.store.journal import Journal, JournalRow, MemoryJournal, PostgresJournal
+from app.store.journal import Journal, JournalRow, PostgresJournal
 from app.store.past_award_book import AwardFilter, PastAwardBook
 
 pytestmark = pytest.mark.integration
@@ -69,17 +68,6 @@ IN_ORDER = [
     award("g", dealt_at=3_000, link=None),
     award("i", dealt_at=2_000, link="L2", state="final"),
 ]
-
-
-@pytest.fixture(params=["memory", "postgres"])
-async def journal(request: pytest.FixtureRequest) -> AsyncIterator[Journal]:
-    adapter: Journal
-    if request.param == "memory":
-        adapter = MemoryJournal()
-    else:
-        adapter = await PostgresJournal.connect(request.getfixturevalue("fresh_dsn"))
-    yield adapter
-    await adapter.close()
 
 
 async def names(journal: Journal, where: AwardFilter, first: int = 100) -> tuple[list[str], int]:
