@@ -133,7 +133,8 @@ class TableEvents:
                 raise  # as FastAPI: the server-error middleware answers 500 and logs it
             response = await handler(Request(scope, receive), error)
             # Answered. Its traceback holds the frames it went through, the writer's
-            # future among them, which holds the error: a cycle (see the writer's refusals).
+            # future among them, which holds the error: a cycle that a freeze of the
+            # writer's state would keep (GroupCommitter._apply drops the writer's side).
             error.__traceback__ = None
         await response(scope, receive, send)
 
