@@ -5,7 +5,8 @@ The writer freezes its state out of the collector's reach every `freeze_every` e
 flight is, would be kept for ever. A refusal's exception held its traceback, whose frames
 held the writer's group (or the request's future) that held the exception, and a bad time
 in a body left pydantic's errors and the validator's exception in such a cycle: a storm of
-409s beside the bets leaked (docs/performance.md, "The cyclic collector").
+409s beside the bets leaked (docs/performance.md, "The cyclic collector"). An operator's
+refusals, answered by FastAPI's own routes and exception handlers, are held to the same.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Iterator
 import httpx
 
 from tests.integration.app.support import build_server, running
-from tests.support import T01, Clock, bets_body
+from tests.support import OPERATOR, SUPERVISOR, T01, Clock, bets_body
 
 BOX = (1, "10.00", "1.00")
 
@@ -75,5 +76,36 @@ async def test_refused_table_events_leave_no_cyclic_garbage() -> None:
     with cyclic_garbage() as garbage:
         async with running(build_server(clock=clock).app) as client:
             await refuse(client, clock, 5)
+    exceptions = [o for o in garbage if isinstance(o, BaseException)]
+    assert exceptions == [], kinds(garbage).most_common(12)
+
+
+async def refuse_operators(client: httpx.AsyncClient, n: int) -> None:
+    """`n` refusals of each kind an operator's client can provoke on FastAPI's own routes."""
+    seed = "/v1/links/stud/meters/{}/seed"
+    for i in range(n):
+        body = {"seed": "12000.00", "reason": f"refused {i}"}
+        # above the meter's ceiling: the writer's 422 (api.md, Operators)
+        over = {"seed": "9000000.00", "reason": "over"}
+        answer = await client.put(seed.format("major"), json=over, headers=SUPERVISOR)
+        assert answer.status_code == 422, answer.text
+        # a meter the link does not have: 404
+        answer = await client.put(seed.format("nope"), json=body, headers=SUPERVISOR)
+        assert answer.status_code == 404, answer.text
+        # a body that is not a seed change: the route's 422
+        answer = await client.put(seed.format("major"), json={"seed": 1}, headers=SUPERVISOR)
+        assert answer.status_code == 422, answer.text
+        # an operator where a supervisor must act: 403; no token: 401
+        answer = await client.put(seed.format("major"), json=body, headers=OPERATOR)
+        assert answer.status_code == 403, answer.text
+        assert (await client.put(seed.format("major"), json=body)).status_code == 401
+        # a path FastAPI does not route: its 404
+        assert (await client.get(f"/v1/nothing/{i}", headers=OPERATOR)).status_code == 404
+
+
+async def test_refused_operator_requests_leave_no_cyclic_garbage() -> None:
+    with cyclic_garbage() as garbage:
+        async with running(build_server().app) as client:
+            await refuse_operators(client, 5)
     exceptions = [o for o in garbage if isinstance(o, BaseException)]
     assert exceptions == [], kinds(garbage).most_common(12)
