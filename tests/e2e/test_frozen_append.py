@@ -89,6 +89,8 @@ def run_pair(pair: list[Writer], proxies: dict[str, HeldCopy], dsn: str) -> None
         holding = await holding_the_lease(dsn)
         assert [r["query"][:4] for r in holding] == ["COPY"], holding
         await first_ack(new, load, 0)
+        # Read now: the watch polls every 20 ms and may not have seen the takeover yet.
+        await watch.now_ms()
         new_epoch = max(watch.ends)
         assert new_epoch == old_epoch + 1
         # Taken at expiry only: the frozen leader's lock session lives on.

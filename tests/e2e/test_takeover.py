@@ -219,6 +219,8 @@ def test_a_frozen_leader_is_taken_over_only_once_its_lease_ended_and_is_fenced(
             waiting = [asyncio.create_task(held(n)) for n in range(5)]
             await asyncio.to_thread(wait_for, "the standby leads", new.leads, TAKEOVER_S, new.tail)
             await first_ack(new, Load([new]), 0)
+            # Read now: the watch polls every 20 ms and may not have seen the takeover yet.
+            await watch.now_ms()
             new_epoch = max(watch.ends)
             assert new_epoch == old_epoch + 1
             # Taken at expiry only: not before the frozen leader's last renewal ran out.
