@@ -60,18 +60,16 @@ def make_rows(start: int, count: int) -> list[JournalRow]:
     return rows
 
 
+def record(row: JournalRow) -> tuple[object, ...]:
+    """The row's values in the journal's column order, as PostgresJournal.append sends them."""
+    return tuple(getattr(row, column) for column in _COLUMNS)
+
+
 async def executemany_append(pool: asyncpg.Pool, rows: Sequence[JournalRow]) -> None:
     placeholders = ", ".join(f"${i}" for i in range(1, len(_COLUMNS) + 1))
     query = f"INSERT INTO journal ({', '.join(_COLUMNS)}) VALUES ({placeholders})"
     async with pool.acquire() as connection, connection.transaction():
-        await connection.executemany(
-            query,
-            [
-                (r.seq, r.recorded_at_ms, r.kind, r.idem_key, r.body_sha256, r.entry, r.answer,
-                 r.hash)
-                for r in rows
-            ],
-        )  # fmt: skip
+        await connection.executemany(query, [record(r) for r in rows])
 
 
 UNNEST = (
@@ -82,11 +80,7 @@ UNNEST = (
 
 async def unnest_append(pool: asyncpg.Pool, rows: Sequence[JournalRow]) -> None:
     """The batch as one INSERT of arrays: one round trip, where COPY takes two."""
-    columns = zip(
-        *((r.seq, r.recorded_at_ms, r.kind, r.idem_key, r.body_sha256, r.entry, r.answer,
-           r.hash) for r in rows),
-        strict=True,
-    )  # fmt: skip
+    columns = zip(*(record(r) for r in rows), strict=True)
     async with pool.acquire() as connection:
         await connection.execute(UNNEST, *(list(c) for c in columns))
 
