@@ -9,7 +9,7 @@ from typing import Any
 from fastapi.responses import StreamingResponse
 
 from app.audit.record_export import FORMATS
-from app.store.aside_stream import AsideStream
+from app.store.aside import AsideStream
 
 EXTENSIONS = {"csv": "csv", "jsonl": "jsonl"}
 # The OpenAPI answers of a listing that exports: JSON, or the export's CSV or JSON lines.

@@ -20,9 +20,9 @@ import orjson
 from app.audit.reconciliation import UNBOUNDED, _Replay
 from app.state.floor_state import FloorConfig
 from app.state.timefmt import format_time
+from app.store.aside import run_aside
 from app.store.errors import JournalUnavailable
 from app.store.journal import Journal, PostgresJournal, read_only_journal
-from app.store.snapshots import run_aside
 from jackpot.canonical import loads_exact
 from jackpot.money import format_money
 from jackpot.records import FINAL, AwardRecord, CorrectionRecord, ResetRecord, SeedChangeRecord

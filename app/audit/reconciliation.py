@@ -3,7 +3,7 @@
 Read from the journal, the only source of truth for money: every meter's ledger at the
 period's start and end, from the last snapshot before each and the entries after it,
 opening + flows = closing, exact to the micro-unit (sub-cent contributions are carried).
-Computed away from the writer, in a forked process (app/store/snapshots.py `run_aside`)
+Computed away from the writer, in a forked process (app/store/aside.py `run_aside`)
 with a connection of its own, one at a time, and kept by period and journal head.
 """
 
@@ -30,10 +30,11 @@ from app.audit.spreadsheet_csv import to_csv as to_csv  # the operators' routes'
 from app.state.floor_state import FloorConfig, FloorState
 from app.state.in_play_state import suspension_periods
 from app.state.timefmt import format_time
+from app.store.aside import run_aside
 from app.store.errors import JournalUnavailable
 from app.store.journal import GENESIS, Journal, PostgresJournal, read_only_journal
 from app.store.packing import unpack_bytes
-from app.store.snapshots import load_service, run_aside
+from app.store.snapshots import load_service
 from jackpot.canonical import loads_exact
 from jackpot.floor import Floor
 from jackpot.money import format_exact, format_money

@@ -1,6 +1,6 @@
 """Exports of awards and the audit log: every matching record, however many, as CSV or
 JSON lines, written by a forked child that sees the state as it was at the request
-(app/store/aside_stream.py), so the writer's loop neither walks nor holds it.
+(app/store/aside.py), so the writer's loop neither walks nor holds it.
 
 The child's first line is the number of matching records (the answer's `X-Total-Count`),
 then the file itself.
@@ -30,7 +30,7 @@ from app.state.record_listings import (
 )
 from app.state.shape import FloorData
 from app.state.views import Listed
-from app.store.aside_stream import AsideStream, stream_aside
+from app.store.aside import AsideStream, stream_aside
 
 FORMATS = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson"}
 

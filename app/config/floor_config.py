@@ -5,7 +5,6 @@ from __future__ import annotations
 from app.config.floor_file import FloorFile
 from app.state.floor_state import FloorConfig, TableConfig
 from app.state.gaming_day import GamingDay
-from jackpot.config import LinkConfig, MeterConfig
 from jackpot.money import Money
 from tables.bets import TableSettings
 from tables.games import game
@@ -13,27 +12,6 @@ from tables.games import game
 
 def floor_config(floor: FloorFile, mystery_key: str | None = None) -> FloorConfig:
     """The validated floor file -> the domain's configuration (its tokens: app/api/auth.py)."""
-    links = tuple(
-        LinkConfig(
-            id=link.id,
-            name=link.name or link.id,
-            meters=tuple(
-                MeterConfig(
-                    m.id,
-                    m.seed,
-                    m.rate,
-                    m.reserve_rate,
-                    m.ceiling,
-                    m.name or m.id,
-                    must_hit_by=m.must_hit_by,
-                    must_hit_from=m.must_hit_from,
-                    overflow_to=m.overflow_to,
-                )
-                for m in link.meters
-            ),
-        )
-        for link in floor.links
-    )
     tables = {}
     for t in floor.tables:
         settings = TableSettings(
@@ -47,7 +25,7 @@ def floor_config(floor: FloorFile, mystery_key: str | None = None) -> FloorConfi
     return FloorConfig(
         floor.currency,
         floor.timing(),
-        links,
+        floor.link_configs(),
         tables,
         floor.dual_control,
         retain_ms=floor.retain_ms,

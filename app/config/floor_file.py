@@ -204,11 +204,11 @@ class FloorFile(_Section):
         )
 
     def link_configs(self) -> tuple[LinkConfig, ...]:
-        """The links as the domain (jackpot.config) takes them."""
+        """The links as the domain (jackpot.config) takes them: a name left out is the id."""
         return tuple(
             LinkConfig(
                 id=link.id,
-                name=link.name,
+                name=link.name or link.id,
                 meters=tuple(
                     MeterConfig(
                         m.id,
@@ -216,7 +216,7 @@ class FloorFile(_Section):
                         m.rate,
                         m.reserve_rate,
                         m.ceiling,
-                        m.name,
+                        m.name or m.id,
                         must_hit_by=m.must_hit_by,
                         must_hit_from=m.must_hit_from,
                         overflow_to=m.overflow_to,

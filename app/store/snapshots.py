@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import copy
-import gc
-import os
-import signal
-import warnings
 import zlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from typing import Any, NamedTuple
 
 import msgspec
@@ -19,6 +14,7 @@ from app.state.entries import Decision, Drawn, PostedBox
 from app.state.floor_state import FloorState, RoundExtras
 from app.state.parameters import config_of
 from app.state.parameters_in_force import ParametersInForce
+from app.store.aside import run_aside
 from app.store.packing import pack
 from jackpot import snapshot
 from jackpot.canonical import canonical_json
@@ -150,60 +146,3 @@ _SIZE = 8  # the child's answer: the text's size in 8 bytes, then the packed sna
 async def _dumped(aside: Awaitable[bytes]) -> Dumped:
     data = await aside
     return Dumped(data[_SIZE:], int.from_bytes(data[:_SIZE], "big"))
-
-
-def run_aside(work: Callable[[], bytes]) -> Awaitable[bytes]:
-    """`work()` in a forked child, at a lower priority, seeing the process's memory as it
-    is at this call; await its bytes (always: it also reaps the child). Without fork (not
-    POSIX) it runs in place. An exception in the child is a RuntimeError here."""
-    if not hasattr(os, "fork"):
-        return _ready(work())
-    read_end, write_end = os.pipe()
-    with warnings.catch_warnings():
-        # Python 3.12+ warns on fork with threads alive (asyncio's executor threads):
-        # the child takes no lock another thread could hold: it works, writes, exits.
-        warnings.filterwarnings("ignore", "This process .* is multi-threaded", DeprecationWarning)
-        pid = os.fork()
-    if pid == 0:  # the child: work, write, leave without running any clean-up
-        code = 1
-        try:
-            os.close(read_end)
-            # Signals for the server (Ctrl-C, SIGTERM) are not the child's business,
-            # nor may they reach the parent's event loop through the inherited wakeup fd.
-            signal.set_wakeup_fd(-1)
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                signal.signal(signum, signal.SIG_DFL)
-            gc.disable()
-            # Background work: the writer's requests (and PostgreSQL's commits) come first
-            # on a busy machine (docs/performance.md "Snapshots in a forked child").
-            os.nice(10)
-            data = work()
-            with os.fdopen(write_end, "wb") as out:
-                out.write(data)
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write_end)
-    return _collect(pid, read_end)
-
-
-async def _ready(packed: bytes) -> bytes:
-    return packed
-
-
-async def _collect(pid: int, read_end: int) -> bytes:
-    try:
-        data = await asyncio.to_thread(_read_all, read_end)
-    finally:
-        os.close(read_end)
-        _, status = await asyncio.to_thread(os.waitpid, pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"the process aside exited with status {status}")
-    return data
-
-
-def _read_all(fd: int) -> bytes:
-    chunks = []
-    while chunk := os.read(fd, 1 << 20):
-        chunks.append(chunk)
-    return b"".join(chunks)

@@ -57,6 +57,12 @@ def test_the_demo_floor_loads() -> None:
     assert floor.timing().hold_ms == 2000
 
 
+def test_a_link_and_a_meter_without_a_name_are_named_by_their_ids() -> None:
+    floor = parse_floor(HEADER + table("T01", token=H1))
+    (stud,) = floor.link_configs()
+    assert (stud.name, stud.meters[0].name) == ("stud", "major")
+
+
 def test_the_demo_tokens_in_the_comment_match_the_hashes() -> None:
     floor = load_floor(DEMO)
     for n, t in enumerate(floor.tables, start=1):

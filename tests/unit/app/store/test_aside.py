@@ -1,5 +1,5 @@
-"""A forked child's output streams back as it is written; a child that fails ends the
-stream with an error, never a short stream that looks whole."""
+"""Work in a forked child: its answer whole, or streamed back as it is written; a child
+that fails ends either with an error, never a short answer that looks whole."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import BinaryIO
 
 import pytest
 
-from app.store.aside_stream import AsideFailed, stream_aside
+from app.store.aside import AsideFailed, run_aside, stream_aside
 
 
 async def test_the_first_line_then_every_byte_in_chunks() -> None:
@@ -75,3 +75,23 @@ async def test_closing_early_ends_the_child() -> None:
     else:
         pytest.fail("the child still runs")
     assert time.monotonic() - started < 5
+
+
+async def test_the_answer_whole_is_the_childs_view_of_memory_at_the_fork() -> None:
+    state = [b"before"]
+
+    def work() -> bytes:
+        time.sleep(0.2)  # the parent changes its state meanwhile
+        return b"|".join(state) * 300_000  # 2 MB: more than a pipe holds
+
+    answer = run_aside(work)  # forks here, at the call
+    state.append(b"after")
+    assert await answer == b"before" * 300_000
+
+
+async def test_a_child_that_raises_is_an_error_for_the_answer_whole() -> None:
+    def work() -> bytes:
+        raise ValueError("the state could not be read")
+
+    with pytest.raises(RuntimeError, match="exited with status"):
+        await run_aside(work)
