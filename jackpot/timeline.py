@@ -104,16 +104,7 @@ class Timeline:
         if event.cancelled:
             return
         event.cancelled = True
-        if event.kind == CONTRIBUTION:
-            for sums, (m, r) in zip(self.pending_sums, event.amounts, strict=True):
-                sums[0] -= m
-                sums[1] -= r
-        elif event.kind >= REVERSAL:
-            self.pending_reversals -= 1
-        else:
-            self.pending_awards -= 1
-            if self._awards is not None:
-                self._awards.drop(event)
+        self._unpend(event)
 
     def take(self, event: Event, amounts: tuple[tuple[int, int], ...]) -> None:
         """Take part of a pending contribution out (a void of some of its round's boxes)."""
@@ -133,17 +124,21 @@ class Timeline:
             event = heapq.heappop(heap)[1]
             if event.cancelled:
                 continue
-            if event.kind == CONTRIBUTION:
-                for sums, (m, r) in zip(self.pending_sums, event.amounts, strict=True):
-                    sums[0] -= m
-                    sums[1] -= r
-            elif event.kind >= REVERSAL:
-                self.pending_reversals -= 1
-            else:
-                self.pending_awards -= 1
-                if self._awards is not None:
-                    self._awards.drop(event)
+            self._unpend(event)
             yield event
+
+    def _unpend(self, event: Event) -> None:
+        """An event leaves the pending ones (final or cancelled): out of their sums and counts."""
+        if event.kind == CONTRIBUTION:
+            for sums, (m, r) in zip(self.pending_sums, event.amounts, strict=True):
+                sums[0] -= m
+                sums[1] -= r
+        elif event.kind >= REVERSAL:
+            self.pending_reversals -= 1
+        else:
+            self.pending_awards -= 1
+            if self._awards is not None:
+                self._awards.drop(event)
 
     def pending(self) -> list[Event]:
         """The live pending events in event order (for provisional values)."""

@@ -161,6 +161,20 @@ def _decide(settings: TableSettings, bet: PostedBet, i: int, make: MakeDecision[
     return make(bet.box, "accepted", jackpot, dealer, None, ante, bet.player)
 
 
+def check_box(
+    settings: TableSettings, box: object, i: int, seen: dict[int, int], error: type[TablesError]
+) -> None:
+    """The box at place `i` of a posted list is one of the table's and not posted twice
+    (`seen`: the boxes before it, with their places)."""
+    if not isinstance(box, int) or not 1 <= box <= settings.boxes:
+        raise error(
+            f"box {box} is not a box of this table (1 to {settings.boxes})", ("boxes", i, "box")
+        )
+    if box in seen:
+        raise error(f"box {box} appears twice (also at position {seen[box]})", ("boxes", i, "box"))
+    seen[box] = i
+
+
 def check_bets(settings: TableSettings, bets: Sequence[PostedBet]) -> list[BetDecision]:
     """One decision per bet, in the order given. Raises InvalidBetError for a bet the
     table cannot take (unknown or repeated box, wrong jackpot amount)."""
@@ -178,17 +192,7 @@ def decide_bets(
     # amount and no dealer-hand wager is accepted at once, as `_decide` would accept it.
     plain = not (game.dealer_wager or game.river)
     for i, bet in enumerate(bets):
-        if not isinstance(bet.box, int) or not 1 <= bet.box <= settings.boxes:
-            raise InvalidBetError(
-                f"box {bet.box} is not a box of this table (1 to {settings.boxes})",
-                ("boxes", i, "box"),
-            )
-        if bet.box in seen:
-            raise InvalidBetError(
-                f"box {bet.box} appears twice (also at position {seen[bet.box]})",
-                ("boxes", i, "box"),
-            )
-        seen[bet.box] = i
+        check_box(settings, bet.box, i, seen, InvalidBetError)
         ante, jackpot, dealer = bet.ante, bet.jackpot, bet.jackpot_dealer
         # The common case in one test; anything else (a bool, a negative or sub-cent
         # amount) is named by `_amount`, field by field.

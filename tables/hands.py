@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tables.bets import TableSettings
+from tables.bets import TableSettings, check_box
 from tables.cards import Card
 from tables.errors import InvalidHandError, Loc
 
@@ -62,17 +62,7 @@ def _check_boxes(settings: TableSettings, hands: Sequence[BoxHand], deck: _Deck)
     game = settings.game
     seen: dict[int, int] = {}
     for i, hand in enumerate(hands):
-        if not isinstance(hand.box, int) or not 1 <= hand.box <= settings.boxes:
-            raise InvalidHandError(
-                f"box {hand.box} is not a box of this table (1 to {settings.boxes})",
-                ("boxes", i, "box"),
-            )
-        if hand.box in seen:
-            raise InvalidHandError(
-                f"box {hand.box} appears twice (also at position {seen[hand.box]})",
-                ("boxes", i, "box"),
-            )
-        seen[hand.box] = i
+        check_box(settings, hand.box, i, seen, InvalidHandError)
         size = hand_size(settings, hand.folded)
         if len(hand.cards) != size:
             state = "a folded " if game.river and hand.folded else "a "
