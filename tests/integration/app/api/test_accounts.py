@@ -26,11 +26,6 @@ def new_account(name: str, role: str = "operator") -> dict[str, Any]:
     return {"name": name, "display_name": name.title(), "role": role, "password": PASSWORD}
 
 
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
 async def serve(
     clock: Clock, *, dual: bool = False, journal: MemoryJournal | None = None
 ) -> AsyncIterator[httpx.AsyncClient]:

@@ -4,11 +4,9 @@ does not name. The models describe; the bytes sent are the views' (checked elsew
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any, get_args
 
 import httpx
-import pytest
 from pydantic import BaseModel
 
 from app.api.answers import (
@@ -24,7 +22,7 @@ from app.api.answers import (
     SeedAnswer,
     VoidAnswer,
 )
-from tests.integration.app.support import final_royal_flush, make_client
+from tests.integration.app.support import final_royal_flush
 from tests.support import Clock, bets_body
 
 T01 = {"Authorization": "Bearer demo-table-T01"}
@@ -64,23 +62,6 @@ def conforms(model: type[BaseModel], r: httpx.Response, status: int = 200) -> No
     assert r.status_code == status, r.text
     model.model_validate(r.json())
     assert unknown_fields(model, r.json()) == []
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-async def client(clock: Clock) -> AsyncIterator[httpx.AsyncClient]:
-    async for c in make_client(clock, dual=False):
-        yield c
-
-
-@pytest.fixture
-async def dual(clock: Clock) -> AsyncIterator[httpx.AsyncClient]:
-    async for c in make_client(clock, dual=True):
-        yield c
 
 
 async def test_table_answers_match_their_models(client: httpx.AsyncClient, clock: Clock) -> None:

@@ -14,22 +14,11 @@ import pytest
 
 from app.config.floor_file import parse_floor
 from app.state.timefmt import parse_time
-from tests.integration.app.support import build_server, make_client, running
+from tests.integration.app.support import build_server, running
 from tests.support import DEMO, OPERATOR, SUPERVISOR, T01, Clock, bets_body
 
 T02 = {"Authorization": "Bearer demo-table-T02"}
 T04 = {"Authorization": "Bearer demo-table-T04"}
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-async def client(clock: Clock) -> AsyncIterator[httpx.AsyncClient]:
-    async for c in make_client(clock, dual=False):
-        yield c
 
 
 def problem(r: httpx.Response) -> dict[str, Any]:

@@ -5,26 +5,11 @@ the award is final."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import httpx
-import pytest
 
 from app.state.timefmt import format_time
 from tests.integration.app.api.test_floor_holds import T02, open_round_then_a_royal_flush
-from tests.integration.app.support import build_server, running
 from tests.support import OPERATOR, SUPERVISOR, Clock
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-async def client(clock: Clock) -> AsyncIterator[httpx.AsyncClient]:
-    async with running(build_server(clock=clock, outcome_wait_s=0.2).app) as c:
-        yield c
 
 
 def holder(opened: int) -> dict[str, str]:

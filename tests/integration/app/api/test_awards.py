@@ -24,11 +24,6 @@ T05 = {"Authorization": "Bearer demo-table-T05"}
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
 def journal() -> MemoryJournal:
     return MemoryJournal()
 

@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import orjson
-import pytest
 
 from app.state.timefmt import format_time
-from tests.integration.app.support import make_client
 from tests.support import OPERATOR, SUPERVISOR, Clock, bets_body
 
 T03 = {"Authorization": "Bearer demo-table-T03"}
@@ -28,17 +25,6 @@ STRAIGHTS = [
     ["2H", "3D", "4C"], ["5H", "6D", "7C"], ["8H", "9D", "TC"], ["JH", "QD", "KC"],
     ["2D", "3C", "4S"], ["5D", "6C", "7S"], ["8D", "9C", "TS"],
 ]  # fmt: skip
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-async def client(clock: Clock) -> AsyncIterator[httpx.AsyncClient]:
-    async for c in make_client(clock, dual=False):
-        yield c
 
 
 async def post(client: httpx.AsyncClient, path: str, body: Any, headers: dict[str, str]) -> None:

@@ -17,7 +17,7 @@ import uvicorn
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from tests.integration.app.support import build_server, final_royal_flush, running
+from tests.integration.app.support import build_server, final_royal_flush
 from tests.support import Clock, bets_body
 
 T02 = {"Authorization": "Bearer demo-table-T02"}
@@ -25,17 +25,6 @@ OPERATOR = {"Authorization": "Bearer demo-operator"}
 SAM = {"Authorization": "Bearer demo-supervisor"}
 HISTORY = "/v1/links/stud/meters/major/history"
 READS = ["/v1/floor", HISTORY, "/v1/audit?format=csv"]
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-async def client(clock: Clock) -> AsyncIterator[httpx.AsyncClient]:
-    async with running(build_server(clock=clock, outcome_wait_s=0.2).app) as c:
-        yield c
 
 
 @pytest.mark.parametrize("path", READS)

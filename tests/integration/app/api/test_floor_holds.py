@@ -6,29 +6,15 @@ than the floor's `hold_warning_ms` (30 s). The remedy is the table's outcome or 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
-import pytest
 
 from app.state.timefmt import format_time
-from tests.integration.app.support import build_server, running
 from tests.support import OPERATOR, SUPERVISOR, Clock, bets_body
 
 T01 = {"Authorization": "Bearer demo-table-T01"}
 T02 = {"Authorization": "Bearer demo-table-T02"}
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-async def client(clock: Clock) -> AsyncIterator[httpx.AsyncClient]:
-    async with running(build_server(clock=clock, outcome_wait_s=0.2).app) as c:
-        yield c
 
 
 async def floor(client: httpx.AsyncClient) -> dict[str, Any]:

@@ -24,11 +24,6 @@ PROBLEM = "application/problem+json"
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
 def journal() -> KeptJournal:
     return KeptJournal()
 

@@ -55,11 +55,6 @@ NOTHING = [["2C", "7D", "9C", "JD", "KC"], ["3H", "8S", "TD", "QH", "4C"]]
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
 def journal() -> KeptJournal:
     return KeptJournal()
 

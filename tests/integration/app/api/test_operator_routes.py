@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncIterator
 from decimal import Decimal
 
 import httpx
@@ -45,23 +44,6 @@ ENDPOINTS = [
     ("GET", "/v1/changes", None, "operator"),
     ("GET", "/v1/journal/head", None, "operator"),
 ]
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-async def client(clock: Clock) -> AsyncIterator[httpx.AsyncClient]:
-    async for c in make_client(clock, dual=False):
-        yield c
-
-
-@pytest.fixture
-async def dual(clock: Clock) -> AsyncIterator[httpx.AsyncClient]:
-    async for c in make_client(clock, dual=True):
-        yield c
 
 
 @pytest.mark.parametrize(("method", "path", "body", "role"), ENDPOINTS)

@@ -24,11 +24,6 @@ RETAIN_MS = 900_000  # the demo floor's retain_ms (the default)
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
 def server(clock: Clock, journal: Journal) -> WriterProcess:
     return build_server(journal=journal, clock=clock, outcome_wait_s=0.2)
 

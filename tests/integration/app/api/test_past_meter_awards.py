@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-import pytest
 
 from app.store.journal import Journal, MemoryJournal
 from app.store.past_award_book import AwardFilter, PastAwardBook
@@ -21,11 +20,6 @@ T03 = {"Authorization": "Bearer demo-table-T03"}
 RETAIN_MS = 900_000  # the demo floor's retain_ms (the default)
 HOLD_MS = 2_000  # the demo floor's hold_ms
 PAYMENT_KEYS = ("payment", "paid_at", "method", "paid_by", "witness")
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
 
 
 def round_of(n: int) -> str:

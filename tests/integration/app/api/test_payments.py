@@ -36,11 +36,6 @@ ENVY_2, ENVY_3 = "T03/R1/2/player/envy/1", "T03/R1/3/player/envy/1"
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
 def journal() -> MemoryJournal:
     return MemoryJournal()
 

@@ -19,11 +19,6 @@ T01 = {"Authorization": "Bearer demo-table-T01"}
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
 async def client(clock: Clock) -> AsyncIterator[httpx.AsyncClient]:
     async with running(build_server(dual=True, clock=clock, outcome_wait_s=0.2).app) as c:
         yield c

@@ -2,36 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import pytest
 
 from app.state.entries import entry_from_dict, entry_text
-from tests.integration.app.support import make_client
-from tests.support import OPERATOR, Clock
+from tests.support import OPERATOR
 
 SAM = {"Authorization": "Bearer demo-supervisor"}
 SUE = {"Authorization": "Bearer demo-supervisor-2"}
 METER = "/v1/links/stud/meters/major"
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-async def client(clock: Clock) -> AsyncIterator[httpx.AsyncClient]:
-    async for c in make_client(clock, dual=False):
-        yield c
-
-
-@pytest.fixture
-async def dual(clock: Clock) -> AsyncIterator[httpx.AsyncClient]:
-    async for c in make_client(clock, dual=True):
-        yield c
 
 
 async def head(client: httpx.AsyncClient) -> Any:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import AsyncIterator
 
 import httpx
 import pytest
@@ -18,7 +17,6 @@ from tests.integration.app.support import (
     KeptJournal,
     build_server,
     final_royal_flush,
-    make_client,
     running,
     scrape,
     value,
@@ -26,17 +24,6 @@ from tests.integration.app.support import (
 from tests.support import OPERATOR, Clock, bets_body, replayed
 
 T01 = {"Authorization": "Bearer demo-table-T01"}
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-async def client(clock: Clock) -> AsyncIterator[httpx.AsyncClient]:
-    async for c in make_client(clock, dual=False):
-        yield c
 
 
 async def play(client: httpx.AsyncClient, clock: Clock) -> None:

@@ -53,11 +53,6 @@ class Signed:
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
 async def client(clock: Clock) -> AsyncIterator[httpx.AsyncClient]:
     server = build_server(clock=clock, passwords=CHEAP, signin_policy=POLICY)
     async with running(server.app) as client:

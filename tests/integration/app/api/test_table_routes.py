@@ -18,11 +18,6 @@ from tests.support import DEMO, OPERATOR, SUPERVISOR, T01, T02, Clock, bets_body
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
 def server(clock: Clock) -> WriterProcess:
     return build_server(journal=KeptJournal(), clock=clock, outcome_wait_s=0.2)
 

@@ -57,11 +57,6 @@ NOTHING = ["2C", "7D", "9C", "JD", "KC"]
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
 def journal() -> KeptJournal:
     return KeptJournal()
 

@@ -25,11 +25,6 @@ def bearer(token: str) -> dict[str, str]:
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
 async def client(clock: Clock) -> AsyncIterator[httpx.AsyncClient]:
     server = build_server(clock=clock, passwords=CHEAP)
     async with running(server.app) as client:

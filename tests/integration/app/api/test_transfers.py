@@ -59,11 +59,6 @@ def floor(*extra: str) -> FloorFile:
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
 async def pool(fresh_dsn: str) -> AsyncIterator[asyncpg.Pool]:
     pool = await create_pool(fresh_dsn)
     yield pool
