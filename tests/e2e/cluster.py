@@ -3,12 +3,14 @@ that retries an event on the other writer as the proxy does (deploy/nginx.conf).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -119,6 +121,20 @@ class Writer:
 
     def tail(self) -> str:
         return self.log.read_text(errors="replace")[-4000:] if self.log.exists() else ""
+
+
+@contextlib.contextmanager
+def writer_pair(
+    folder: Path, dsn: str, env: dict[str, str] | None = None
+) -> Iterator[list[Writer]]:
+    """Writers "a" and "b" on the demo floor in `folder` (not started); killed at the end."""
+    floor = floor_file(folder)
+    writers = [Writer(name, folder, dsn, floor, extra_env=env or {}) for name in ("a", "b")]
+    try:
+        yield writers
+    finally:
+        for writer in writers:
+            writer.kill()
 
 
 def wait_for(what: str, check: Any, seconds: float, why: Any = lambda: "") -> Any:

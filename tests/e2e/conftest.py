@@ -21,7 +21,7 @@ from playwright.async_api import Browser, async_playwright
 
 from app.config.demo import DEMO_FLOOR
 from app.store.database import with_database
-from tests.conftest import admin, run_blocking
+from tests.conftest import admin, run_blocking, server_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -134,3 +134,11 @@ async def browser() -> AsyncIterator[Browser]:
             yield chromium
         finally:
             await chromium.close()
+
+
+@pytest.fixture
+def folder() -> Iterator[Path]:
+    """A scratch folder for writer processes and their embedded PostgreSQL, open to the
+    server's own user (tests/conftest.py `server_folder`)."""
+    with server_folder() as path:
+        yield path

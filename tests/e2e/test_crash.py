@@ -9,10 +9,8 @@ import asyncio
 import os
 import random
 import re
-import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from decimal import Decimal
@@ -24,6 +22,7 @@ import httpx
 import pytest
 
 from app.state.timefmt import format_time
+from tests.conftest import server_folder
 from tests.e2e.support import JACKPOT, ROOT, free_port, wait_healthy
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -122,12 +121,8 @@ async def snapshot_stored(data: Path, within_s: float = 120.0) -> None:
 
 @pytest.fixture
 def data_dir() -> Iterator[Path]:
-    # Run as root, pgserver runs PostgreSQL as its own user, which must be able to reach
-    # the data folder: pytest's tmp_path is private to root (0700).
-    path = Path(tempfile.mkdtemp(prefix="jackpot-crash-"))
-    path.chmod(0o755)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
+    with server_folder() as path:
+        yield path
 
 
 def test_kill_9_loses_no_acknowledged_event_and_counts_none_twice(data_dir: Path) -> None:

@@ -10,10 +10,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import random
-import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from decimal import Decimal
@@ -38,32 +36,19 @@ from tests.e2e.cluster import (
     TOKENS,
     Writer,
     bets_body,
-    floor_file,
     leader_of,
     post_until_answered,
     wait_for,
+    writer_pair,
 )
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 @pytest.fixture
-def folder() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="jackpot-failover-"))
-    path.chmod(0o755)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
-
-
-@pytest.fixture
 def pair(folder: Path, fresh_dsn: str) -> Iterator[list[Writer]]:
-    floor = floor_file(folder)
-    writers = [Writer(name, folder, fresh_dsn, floor) for name in ("a", "b")]
-    try:
+    with writer_pair(folder, fresh_dsn) as writers:
         yield writers
-    finally:
-        for writer in writers:
-            writer.kill()
 
 
 async def journal_keys(dsn: str) -> dict[str, int]:

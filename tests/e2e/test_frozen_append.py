@@ -11,10 +11,7 @@ A proxy (tests/e2e/held_copy.py) holds the COPY's rows back, as the frozen proce
 from __future__ import annotations
 
 import asyncio
-import shutil
 import signal
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import asyncpg
@@ -36,14 +33,6 @@ SELECT a.pid, a.state, a.wait_event, left(a.query, 60) AS query
 """
 
 
-@pytest.fixture
-def folder() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="jackpot-frozen-"))
-    path.chmod(0o755)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
-
-
 async def holding_the_lease(dsn: str) -> list[asyncpg.Record]:
     connection = await asyncpg.connect(dsn)
     try:
@@ -57,14 +46,13 @@ def test_a_leader_frozen_inside_an_append_is_taken_over_once_its_lease_ended(
 ) -> None:
     # Each writer reaches the database through a proxy of its own: the leader's holds
     # back the rows of its next COPY, and the leader is frozen right then.
-    with HeldCopy(fresh_dsn) as a_proxy, HeldCopy(fresh_dsn) as b_proxy:
-        a, b = pair_with_lease(folder, fresh_dsn, SHORT_LEASE_MS)
+    with (
+        HeldCopy(fresh_dsn) as a_proxy,
+        HeldCopy(fresh_dsn) as b_proxy,
+        pair_with_lease(folder, fresh_dsn, SHORT_LEASE_MS) as (a, b),
+    ):
         a.dsn, b.dsn = a_proxy.proxied, b_proxy.proxied
-        try:
-            run_pair([a, b], {a.name: a_proxy, b.name: b_proxy}, fresh_dsn)
-        finally:
-            for writer in (a, b):
-                writer.kill()
+        run_pair([a, b], {a.name: a_proxy, b.name: b_proxy}, fresh_dsn)
 
 
 def run_pair(pair: list[Writer], proxies: dict[str, HeldCopy], dsn: str) -> None:

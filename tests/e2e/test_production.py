@@ -10,7 +10,6 @@ acknowledged, SIGTERM, exit status 0.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -29,6 +28,7 @@ import httpx
 import pytest
 
 from app.state.timefmt import format_time
+from tests.conftest import server_folder
 from tests.e2e.support import ROOT, free_port, wait_healthy
 
 pytestmark = [pytest.mark.production, pytest.mark.integration]
@@ -190,23 +190,11 @@ token_sha256 = "{token_sha256}"
 """
 
 
-@contextlib.contextmanager
-def floor_folder() -> Iterator[Path]:
-    # Run as root, pgserver runs PostgreSQL as its own user: the folder must be open to
-    # it (tests/conftest.py, server_folder).
-    folder = Path(tempfile.mkdtemp(prefix="jackpot-prod-"))
-    folder.chmod(0o755)
-    try:
-        yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
 def test_the_installed_server_starts_acknowledges_and_stops_cleanly(installed: Path) -> None:
     jackpot = str(installed / "bin" / "jackpot")
     assert "serve" in run([jackpot, "--help"], cwd=Path(tempfile.gettempdir()))
     token = secrets.token_urlsafe(16)
-    with floor_folder() as folder:
+    with server_folder() as folder:
         floor = folder / "floor.toml"
         floor.write_text(FLOOR.format(token_sha256=hashlib.sha256(token.encode()).hexdigest()))
         log = folder / "server.log"

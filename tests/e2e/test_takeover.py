@@ -5,9 +5,8 @@ fence"). Orders of events by the database's clock, never a wall-clock bound."""
 from __future__ import annotations
 
 import asyncio
-import shutil
+import contextlib
 import signal
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,10 +20,10 @@ from tests.e2e.cluster import (
     TOKENS,
     Writer,
     bets_body,
-    floor_file,
     leader_of,
     post_until_answered,
     wait_for,
+    writer_pair,
 )
 from tests.e2e.test_failover import Load, check_journal, journal_keys
 
@@ -34,48 +33,29 @@ LONG_LEASE_MS = 60_000  # a takeover within it is the lock's doing
 SHORT_LEASE_MS = 1_500
 
 
-@pytest.fixture
-def folder() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="jackpot-takeover-"))
-    path.chmod(0o755)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
-
-
-def pair_with_lease(folder: Path, dsn: str, lease_ms: int, lock: str = "1") -> list[Writer]:
-    floor = floor_file(folder)
+def pair_with_lease(
+    folder: Path, dsn: str, lease_ms: int, lock: str = "1"
+) -> contextlib.AbstractContextManager[list[Writer]]:
     env = {"JACKPOT_LEASE_MS": str(lease_ms), "JACKPOT_LEADER_LOCK": lock}
-    return [Writer(name, folder, dsn, floor, extra_env=env) for name in ("a", "b")]
+    return writer_pair(folder, dsn, env)
 
 
 @pytest.fixture
 def long_pair(folder: Path, fresh_dsn: str) -> Iterator[list[Writer]]:
-    writers = pair_with_lease(folder, fresh_dsn, LONG_LEASE_MS)
-    try:
+    with pair_with_lease(folder, fresh_dsn, LONG_LEASE_MS) as writers:
         yield writers
-    finally:
-        for writer in writers:
-            writer.kill()
 
 
 @pytest.fixture
 def short_pair(folder: Path, fresh_dsn: str) -> Iterator[list[Writer]]:
-    writers = pair_with_lease(folder, fresh_dsn, SHORT_LEASE_MS)
-    try:
+    with pair_with_lease(folder, fresh_dsn, SHORT_LEASE_MS) as writers:
         yield writers
-    finally:
-        for writer in writers:
-            writer.kill()
 
 
 @pytest.fixture
 def unlocked_pair(folder: Path, fresh_dsn: str) -> Iterator[list[Writer]]:
-    writers = pair_with_lease(folder, fresh_dsn, SHORT_LEASE_MS, lock="0")
-    try:
+    with pair_with_lease(folder, fresh_dsn, SHORT_LEASE_MS, lock="0") as writers:
         yield writers
-    finally:
-        for writer in writers:
-            writer.kill()
 
 
 _LEASE = """

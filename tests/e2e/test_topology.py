@@ -17,12 +17,10 @@ import contextlib
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -103,16 +101,6 @@ class Process:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(timeout=30)
-
-
-@pytest.fixture
-def folder() -> Iterator[Path]:
-    # Run as root, pgserver runs PostgreSQL as its own user, which must reach the data
-    # folder: pytest's tmp_path is private to root (0700). See tests/conftest.py.
-    path = Path(tempfile.mkdtemp(prefix="jackpot-topology-"))
-    path.chmod(0o755)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture

@@ -124,6 +124,22 @@ async def final_royal_flush(client: httpx.AsyncClient, clock: Clock) -> dict[str
     return view
 
 
+async def royal_flush_then_correction(
+    client: httpx.AsyncClient, clock: Clock, supervisor: dict[str, str]
+) -> None:
+    """`final_royal_flush`, then the supervisor's correction of -0.07 to the stud link's
+    major meter (a rounding dispute), answered 200."""
+    await final_royal_flush(client, clock)
+    body = {
+        "kind": "adjust",
+        "amount": "-0.07",
+        "reason": "rounding dispute",
+        "reason_code": "error_correction",
+    }
+    r = await client.post("/v1/links/stud/meters/major/corrections", json=body, headers=supervisor)
+    assert r.status_code == 200, r.text
+
+
 async def scrape(client: httpx.AsyncClient) -> Samples:
     r = await client.get("/metrics")
     assert r.status_code == 200, r.text

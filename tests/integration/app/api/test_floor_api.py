@@ -17,7 +17,10 @@ import uvicorn
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from tests.integration.app.support import build_server, final_royal_flush
+from tests.integration.app.support import (
+    build_server,
+    royal_flush_then_correction,
+)
 from tests.support import Clock, bets_body
 
 T02 = {"Authorization": "Bearer demo-table-T02"}
@@ -91,16 +94,7 @@ async def test_history_points_and_marks_match_the_reconciliation(
     client: httpx.AsyncClient, clock: Clock
 ) -> None:
     start = clock.at()
-    await final_royal_flush(client, clock)
-    body = {
-        "kind": "adjust",
-        "amount": "-0.07",
-        "reason": "rounding dispute",
-        "reason_code": "error_correction",
-    }
-    assert (
-        await client.post("/v1/links/stud/meters/major/corrections", json=body, headers=SAM)
-    ).status_code == 200
+    await royal_flush_then_correction(client, clock, SAM)
     clock.now += 1
     period = {"from": start, "to": clock.at(1)}
     history = (await client.get(HISTORY, params=period, headers=OPERATOR)).json()

@@ -9,7 +9,11 @@ import httpx
 import pytest
 
 from app.store.journal import MemoryJournal
-from tests.integration.app.support import final_royal_flush, make_client
+from tests.integration.app.support import (
+    final_royal_flush,
+    make_client,
+    royal_flush_then_correction,
+)
 from tests.support import Clock, bets_body
 
 TABLE = {"Authorization": "Bearer demo-table-T01"}
@@ -168,14 +172,7 @@ async def test_reconciliation_report_balances_and_downloads_as_csv(
     client: httpx.AsyncClient, clock: Clock
 ) -> None:
     start = clock.at()
-    await final_royal_flush(client, clock)
-    body = {
-        "kind": "adjust",
-        "amount": "-0.07",
-        "reason": "rounding dispute",
-        "reason_code": "error_correction",
-    }
-    await client.post("/v1/links/stud/meters/major/corrections", json=body, headers=SAM)
+    await royal_flush_then_correction(client, clock, SAM)
     clock.now += 1
     report = (
         await client.get(

@@ -5,32 +5,16 @@ awards")."""
 
 from __future__ import annotations
 
-import hashlib
-
 import asyncpg
 import pytest
 
 from app.state.past_award import PastAward
 from app.store.errors import DuplicateEntry
-from app.store.journal import Journal, JournalRow, PostgresJournal
+from app.store.journal import Journal, PostgresJournal
 from app.store.past_award_book import AwardFilter, PastAwardBook
+from tests.integration.app.store.support import row
 
 pytestmark = pytest.mark.integration
-
-
-def row(seq: int, *awards: PastAward) -> JournalRow:
-    text = f'{{"kind":"finalize","n":{seq}}}'
-    return JournalRow(
-        seq=seq,
-        recorded_at_ms=1_795_000_000_000 + seq,
-        kind="finalize",
-        idem_key=None,
-        body_sha256=None,
-        entry=text,
-        answer=None,
-        hash=hashlib.sha256(f"{seq}:{text}".encode()).hexdigest(),
-        awards=awards,
-    )
 
 
 def award(

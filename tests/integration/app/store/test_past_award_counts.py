@@ -5,7 +5,6 @@ rows (docs/api.md "Records and reports", docs/design.md "Past awards")."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from typing import Any
@@ -17,10 +16,11 @@ from hypothesis import strategies as st
 
 from app.state.past_award import PastAward
 from app.store.database import create_pool
-from app.store.journal import JournalRow, PostgresJournal
+from app.store.journal import PostgresJournal
 from app.store.past_award_book import AwardFilter, records
 from tests.conftest import run_blocking
 from tests.integration.app.store import test_privileges
+from tests.integration.app.store.support import row
 
 pytestmark = pytest.mark.integration
 
@@ -168,29 +168,14 @@ async def _check_totals(
         await journal.close()
 
 
-def journal_row(seq: int, *awards: PastAward) -> JournalRow:
-    text = f'{{"kind":"finalize","n":{seq}}}'
-    return JournalRow(
-        seq=seq,
-        recorded_at_ms=1_795_000_000_000 + seq,
-        kind="finalize",
-        idem_key=None,
-        body_sha256=None,
-        entry=text,
-        answer=None,
-        hash=hashlib.sha256(f"{seq}:{text}".encode()).hexdigest(),
-        awards=awards,
-    )
-
-
 async def test_the_writers_append_counts_its_awards(fresh_dsn: str) -> None:
     journal = await PostgresJournal.connect(fresh_dsn)
     try:
         one = past(0, ("T01", "R1", "player", "L1", None, "paid", 1, 5 * DAY, 0, 0))
         two = past(1, ("T01", "R2", "player", "L1", None, "paid", 1, 5 * DAY + 1, 0, 0))
         three = past(2, ("T10", "R1", "envy", None, None, "void", 2, 9 * DAY, 0, 0))
-        await journal.append([journal_row(1, one, two), journal_row(2), journal_row(3, three)])
-        await journal.append([journal_row(4, one)])  # written already: counted once
+        await journal.append([row(1, one, two), row(2), row(3, three)])
+        await journal.append([row(4, one)])  # written already: counted once
         assert (await journal.past_awards_page(AwardFilter(), 10))[1] == 3
         assert (await journal.past_awards_page(AwardFilter(table="T01"), 10))[1] == 2
         assert (await journal.past_awards_page(AwardFilter(start=6 * DAY), 10))[1] == 1
