@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
+import asyncpg
 import pytest
 
+from app.store.database import create_pool
 from app.store.journal import Journal, MemoryJournal, PostgresJournal
 
 
@@ -20,3 +22,11 @@ async def journal(request: pytest.FixtureRequest) -> AsyncIterator[Journal]:
         adapter = await PostgresJournal.connect(request.getfixturevalue("fresh_dsn"))
     yield adapter
     await adapter.close()
+
+
+@pytest.fixture
+async def pool(fresh_dsn: str) -> AsyncIterator[asyncpg.Pool]:
+    """A connection pool to a fresh database (`fresh_dsn`), closed afterwards."""
+    pool = await create_pool(fresh_dsn)
+    yield pool
+    await pool.close()

@@ -14,7 +14,6 @@ import pytest
 
 from app.audit.verify_run import verify
 from app.config.floor_file import FloorFile, parse_floor
-from app.store.database import create_pool
 from app.store.journal import PostgresJournal
 from tests.integration.app.support import build_server, running
 from tests.support import DEMO, Clock, bets_body
@@ -56,13 +55,6 @@ def floor(*extra: str) -> FloorFile:
     head, tables = text.split("[[tables]]", 1)
     return parse_floor(head + "".join(e for e in extra if "[[links]]" in e) + "[[tables]]"
                        + tables + "".join(e for e in extra if "[[links]]" not in e))  # fmt: skip
-
-
-@pytest.fixture
-async def pool(fresh_dsn: str) -> AsyncIterator[asyncpg.Pool]:
-    pool = await create_pool(fresh_dsn)
-    yield pool
-    await pool.close()
 
 
 @pytest.fixture

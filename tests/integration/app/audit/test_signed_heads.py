@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,6 @@ from app.config.floor_config import floor_config
 from app.config.floor_file import load_floor
 from app.state.floor_state import FloorState
 from app.state.sealing import DEMO_KEY
-from app.store.database import create_pool
 from app.store.journal import PostgresJournal
 from app.store.signed_heads import HeadSigner, private_key, read_signed_head, signed_heads
 from app.writer.head_signing import HeadSigning
@@ -31,13 +29,6 @@ from tests.integration.app.writer.support import NOW, bets
 from tests.support import DEMO, Clock, rewrite_history
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-async def pool(fresh_dsn: str) -> AsyncIterator[asyncpg.Pool]:
-    pool = await create_pool(fresh_dsn)
-    yield pool
-    await pool.close()
 
 
 @pytest.fixture

@@ -4,13 +4,11 @@ applied, not at every poll while the leader's next snapshot is postponed."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import asyncpg
 import pytest
 
-from app.store.database import create_pool
 from app.store.journal import PostgresJournal
 from app.store.packing import unpack_bytes
 from app.writer.leadership import Leadership
@@ -37,13 +35,6 @@ class CountingJournal(PostgresJournal):
     async def latest_snapshot_seq(self) -> int | None:
         self.asked += 1
         return await super().latest_snapshot_seq()
-
-
-@pytest.fixture
-async def pool(fresh_dsn: str) -> AsyncIterator[asyncpg.Pool]:
-    pool = await create_pool(fresh_dsn)
-    yield pool
-    await pool.close()
 
 
 async def post(writer: Writer, round_id: str, clock: Clock) -> None:

@@ -4,13 +4,10 @@ the progressive out of play (rules 5.17, 5.18.2)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import asyncpg
 import pytest
 
 from app.state.commands import InPlayCommand, ResumeCommand, SuspendCommand
-from app.store.database import create_pool
 from app.store.journal import PostgresJournal
 from app.store.snapshots import dump_text
 from app.writer.leadership import Leadership
@@ -20,13 +17,6 @@ from tests.integration.app.writer.support import NOW, NoLease, service
 from tests.support import Clock
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-async def pool(fresh_dsn: str) -> AsyncIterator[asyncpg.Pool]:
-    pool = await create_pool(fresh_dsn)
-    yield pool
-    await pool.close()
 
 
 async def test_a_standby_follows_suspensions_through_entries_and_snapshots(

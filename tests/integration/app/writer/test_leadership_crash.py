@@ -5,7 +5,6 @@ silently would never take over while /health still said "standby"."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import asyncpg
@@ -13,7 +12,6 @@ import pytest
 
 from app.cli.commands import _served
 from app.cli.exit_status import CRASHED
-from app.store.database import create_pool
 from app.store.journal import PostgresJournal
 from app.store.lease import Term
 from app.writer.leadership import Leadership
@@ -29,13 +27,6 @@ class BrokenLease(NoLease):
 
     async def acquire(self) -> Term | None:
         raise RuntimeError("a bug in the lease")
-
-
-@pytest.fixture
-async def pool(fresh_dsn: str) -> AsyncIterator[asyncpg.Pool]:
-    pool = await create_pool(fresh_dsn)
-    yield pool
-    await pool.close()
 
 
 async def test_a_leadership_loop_ended_by_an_error_stops_its_process(pool: asyncpg.Pool) -> None:

@@ -4,7 +4,6 @@ clock, each takeover a new epoch, and an append under a stale epoch writes nothi
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import asyncpg
 import pytest
@@ -30,13 +29,6 @@ def row(seq: int) -> JournalRow:
         text = f'{{"kind":"finalize","n":{n}}}'
         head = chain_hash(head, text)
     return JournalRow(seq, 1_795_000_000_000 + seq, "finalize", None, None, text, None, head)
-
-
-@pytest.fixture
-async def pool(fresh_dsn: str) -> AsyncIterator[asyncpg.Pool]:
-    pool = await create_pool(fresh_dsn)
-    yield pool
-    await pool.close()
 
 
 async def expire(pool: asyncpg.Pool, ms_from_now: int = -1) -> None:

@@ -7,7 +7,6 @@ when the migration adds them, and a count that differs from the rows is named by
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
 from typing import Any
 
 import asyncpg
@@ -27,13 +26,6 @@ from tests.integration.app.writer.test_past_awards_recovery import history, reli
 from tests.support import Clock
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-async def pool(fresh_dsn: str) -> AsyncIterator[asyncpg.Pool]:
-    pool = await create_pool(fresh_dsn)
-    yield pool
-    await pool.close()
 
 
 async def test_verify_names_a_count_that_differs_from_the_rows(pool: asyncpg.Pool) -> None:

@@ -6,14 +6,12 @@ that differs stops recovery naming it, and `jackpot verify` names both (docs/des
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
 from typing import Any
 
 import asyncpg
 import pytest
 
 from app.audit.verify_run import verify
-from app.store.database import create_pool
 from app.store.journal import PostgresJournal
 from app.store.past_award_check import PastAwardsDiffer
 from tests.integration.app.api.test_past_awards import RETAIN_MS, ROUNDS, listing, play
@@ -21,13 +19,6 @@ from tests.integration.app.support import build_server, running
 from tests.support import Clock
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-async def pool(fresh_dsn: str) -> AsyncIterator[asyncpg.Pool]:
-    pool = await create_pool(fresh_dsn)
-    yield pool
-    await pool.close()
 
 
 async def history(pool: asyncpg.Pool, clock: Clock) -> dict[str, Any]:

@@ -5,14 +5,12 @@ writes back (docs/design.md, "Past awards")."""
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
 from typing import Any
 
 import asyncpg
 import pytest
 
 from app.audit.verify_run import verify
-from app.store.database import create_pool
 from app.store.journal import PostgresJournal
 from tests.integration.app.api.test_past_meter_awards import (
     award_of,
@@ -28,13 +26,6 @@ from tests.support import Clock
 pytestmark = pytest.mark.integration
 
 HITS = 12
-
-
-@pytest.fixture
-async def pool(fresh_dsn: str) -> AsyncIterator[asyncpg.Pool]:
-    pool = await create_pool(fresh_dsn)
-    yield pool
-    await pool.close()
 
 
 async def history(pool: asyncpg.Pool, clock: Clock) -> tuple[dict[str, Any], list[Any]]:

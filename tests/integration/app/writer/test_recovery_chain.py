@@ -5,12 +5,10 @@ broken chain they refuse to lead, naming the first bad seq."""
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
 
 import asyncpg
 import pytest
 
-from app.store.database import create_pool
 from app.store.errors import BrokenChain
 from app.store.journal import PostgresJournal
 from app.store.lease import PostgresLease
@@ -25,13 +23,6 @@ pytestmark = pytest.mark.integration
 RAISE_A_WAGER = (
     "UPDATE journal SET entry = replace(entry, '\"jackpot\":1000000', '\"jackpot\":2000000')"
 )
-
-
-@pytest.fixture
-async def pool(fresh_dsn: str) -> AsyncIterator[asyncpg.Pool]:
-    pool = await create_pool(fresh_dsn)
-    yield pool
-    await pool.close()
 
 
 async def recorded(pool: asyncpg.Pool, rounds: int, snapshot_every: int = 20_000) -> Writer:

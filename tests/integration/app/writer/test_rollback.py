@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest
 
-from app.store.database import create_pool
 from app.store.journal import PostgresJournal
 from app.store.lease import PostgresLease
 from app.writer.refusals import Unavailable
@@ -20,13 +19,6 @@ from tests.integration.app.writer.support import NOW, bets, service
 from tests.support import Clock, rewrite_history
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-async def pool(fresh_dsn: str) -> AsyncIterator[asyncpg.Pool]:
-    pool = await create_pool(fresh_dsn)
-    yield pool
-    await pool.close()
 
 
 @pytest.fixture

@@ -5,14 +5,12 @@ refuses them (docs/design.md "Recovery and snapshots")."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 import asyncpg
 import pytest
 
 from app.state.timefmt import format_time
-from app.store.database import create_pool
 from app.store.errors import BrokenChain
 from app.store.journal import PostgresJournal
 from app.store.packing import pack, unpack_bytes
@@ -33,13 +31,6 @@ EVERY = 5  # a snapshot every 5 entries, whatever the state's size
 CADENCE = Cadence(snapshot_every=EVERY, snapshot_growth=0, freeze_every=1_000)
 
 
-@pytest.fixture
-async def pool(fresh_dsn: str) -> AsyncIterator[asyncpg.Pool]:
-    pool = await create_pool(fresh_dsn)
-    yield pool
-    await pool.close()
-
-
 class NoDump:
     """Stands in for the leader's own snapshot: any call fails the test."""
 
@@ -58,11 +49,33 @@ def no_leader_dump(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(SnapshotPolicy, "take", NoDump())
 
 
+@pytest.fixture
+def clock() -> Clock:
+    clock = Clock()
+    clock.now = NOW
+    return clock
+
+
 def leader(pool: asyncpg.Pool, clock: Clock) -> Writer:
     settings = WriterSettings(
         clock=clock, snapshot_every=EVERY, makes_snapshots=False, outcome_wait_s=0.05
     )
     return Writer(service(), PostgresJournal(pool), settings)
+
+
+async def started(pool: asyncpg.Pool, clock: Clock) -> Writer:
+    """A leader, recovered and started."""
+    writer = leader(pool, clock)
+    await writer.recover()
+    writer.start()
+    return writer
+
+
+async def following(journal: PostgresJournal) -> Snapshotter:
+    """A snapshotter, recovered: it follows the journal from its latest snapshot."""
+    snapshotter = Snapshotter(service().config, journal, CADENCE)
+    await snapshotter.recover()
+    return snapshotter
 
 
 async def play(writer: Writer, clock: Clock, first: int, count: int) -> None:
@@ -90,17 +103,12 @@ async def full_replay_text(journal: PostgresJournal, seq: int) -> str:
 
 
 async def test_the_snapshotters_snapshot_is_the_state_a_full_replay_gives(
-    pool: asyncpg.Pool, no_leader_dump: None
+    pool: asyncpg.Pool, clock: Clock, no_leader_dump: None
 ) -> None:
-    clock = Clock()
-    clock.now = NOW
-    writer, journal = leader(pool, clock), PostgresJournal(pool)
-    await writer.recover()
-    writer.start()
+    writer, journal = await started(pool, clock), PostgresJournal(pool)
     try:
         await play(writer, clock, 0, 12)
-        snapshotter = Snapshotter(service().config, journal, CADENCE)
-        await snapshotter.recover()
+        snapshotter = await following(journal)
         assert await snapshotter.step() == writer.seq
     finally:
         await writer.stop()
@@ -113,16 +121,11 @@ async def test_the_snapshotters_snapshot_is_the_state_a_full_replay_gives(
 
 
 async def test_a_restart_recovers_from_the_snapshotters_snapshot(
-    pool: asyncpg.Pool, no_leader_dump: None
+    pool: asyncpg.Pool, clock: Clock, no_leader_dump: None
 ) -> None:
-    clock = Clock()
-    clock.now = NOW
-    writer, journal = leader(pool, clock), PostgresJournal(pool)
-    await writer.recover()
-    writer.start()
+    writer, journal = await started(pool, clock), PostgresJournal(pool)
     await play(writer, clock, 0, 10)
-    snapshotter = Snapshotter(service().config, journal, CADENCE)
-    await snapshotter.recover()
+    snapshotter = await following(journal)
     await snapshotter.step()
     await play(writer, clock, 10, 3)  # after the latest snapshot: replayed at the restart
     # The leader is dropped without a stop, as a kill leaves it: what is committed stays.
@@ -138,16 +141,11 @@ async def test_a_restart_recovers_from_the_snapshotters_snapshot(
 
 
 async def test_the_leader_rebases_on_the_snapshotters_snapshots_and_never_dumps(
-    pool: asyncpg.Pool, no_leader_dump: None
+    pool: asyncpg.Pool, clock: Clock, no_leader_dump: None
 ) -> None:
-    clock = Clock()
-    clock.now = NOW
-    writer, journal = leader(pool, clock), PostgresJournal(pool)
-    await writer.recover()
-    writer.start()
+    writer, journal = await started(pool, clock), PostgresJournal(pool)
     try:
-        snapshotter = Snapshotter(service().config, journal, CADENCE)
-        await snapshotter.recover()
+        snapshotter = await following(journal)
         for first in range(0, 30, 5):
             await play(writer, clock, first, 5)
             await snapshotter.step()
@@ -189,17 +187,12 @@ def _head_of(text: str) -> str:
 
 
 async def test_a_snapshot_that_is_not_the_journals_state_at_its_seq_is_refused(
-    pool: asyncpg.Pool,
+    pool: asyncpg.Pool, clock: Clock
 ) -> None:
-    clock = Clock()
-    clock.now = NOW
-    writer, journal = leader(pool, clock), PostgresJournal(pool)
-    await writer.recover()
-    writer.start()
+    writer, journal = await started(pool, clock), PostgresJournal(pool)
     try:
         await play(writer, clock, 0, 8)
-        snapshotter = Snapshotter(service().config, journal, CADENCE)
-        await snapshotter.recover()
+        snapshotter = await following(journal)
         await snapshotter.step()
         latest = max(await journal.snapshot_seqs())
         await tamper(pool, latest, "f" * 64)
@@ -214,17 +207,13 @@ async def test_a_snapshot_that_is_not_the_journals_state_at_its_seq_is_refused(
         await leader(pool, clock).recover()
     # Nor does a snapshotter follow from it.
     with pytest.raises(BrokenChain):
-        await Snapshotter(service().config, journal, CADENCE).recover()
+        await following(journal)
 
 
 async def test_with_no_snapshot_at_all_recovery_replays_the_whole_journal(
-    pool: asyncpg.Pool,
+    pool: asyncpg.Pool, clock: Clock
 ) -> None:
-    clock = Clock()
-    clock.now = NOW
-    writer, journal = leader(pool, clock), PostgresJournal(pool)
-    await writer.recover()
-    writer.start()
+    writer, journal = await started(pool, clock), PostgresJournal(pool)
     await play(writer, clock, 0, 6)
     await writer.stop()
     assert await journal.snapshot_seqs() == []
@@ -235,13 +224,9 @@ async def test_with_no_snapshot_at_all_recovery_replays_the_whole_journal(
 
 
 async def test_the_snapshotter_process_stores_snapshots_beside_a_leader_that_never_dumps(
-    pool: asyncpg.Pool, fresh_dsn: str, no_leader_dump: None
+    pool: asyncpg.Pool, clock: Clock, fresh_dsn: str, no_leader_dump: None
 ) -> None:
-    clock = Clock()
-    clock.now = NOW
-    writer, journal = leader(pool, clock), PostgresJournal(pool)
-    await writer.recover()
-    writer.start()
+    writer, journal = await started(pool, clock), PostgresJournal(pool)
     process = SnapshotterProcess(service().config, CADENCE)
     await process.start(fresh_dsn)
     try:
