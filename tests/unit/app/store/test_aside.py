@@ -81,11 +81,10 @@ async def test_the_answer_whole_is_the_childs_view_of_memory_at_the_fork() -> No
     state = [b"before"]
 
     def work() -> bytes:
-        time.sleep(0.2)  # the parent changes its state meanwhile
-        return b"|".join(state) * 300_000  # 2 MB: more than a pipe holds
+        return b"|".join(state) * 300_000  # 1.8 MB: more than a pipe holds
 
     answer = run_aside(work)  # forks here, at the call
-    state.append(b"after")
+    state.append(b"after")  # before the child is awaited: a fork made later would see it
     assert await answer == b"before" * 300_000
 
 
