@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -29,12 +30,14 @@ from bench_floor import bench_floor  # noqa: E402  (a sibling script)
 from app.config.floor_config import floor_config  # noqa: E402
 from app.config.floor_file import load_floor  # noqa: E402
 from app.state.floor_state import FloorState  # noqa: E402
+from app.state.sealing import DEMO_KEY  # noqa: E402
 from app.state.timefmt import format_time  # noqa: E402
 from app.store.database import create_pool, migrate, start_embedded  # noqa: E402
 from app.store.journal import PostgresJournal  # noqa: E402
 from app.writer.group import Submission  # noqa: E402
 from app.writer.writer import Writer  # noqa: E402
 from app.writer.writer_settings import WriterSettings  # noqa: E402
+from tests.support import as_command  # noqa: E402  (fields as the state reads them)
 
 ROOT = Path(__file__).resolve().parent.parent
 DECK = [r + s for r in "23456789TJQKA" for s in "SHDC"]
@@ -48,8 +51,9 @@ class Clock:
         return self.now
 
 
-def submission(kind: str, table: str, rnd: str, body: dict[str, object]) -> Submission:
-    return Submission(kind, table, rnd, body, None, asyncio.get_running_loop().create_future())
+def submission(kind: str, table: str, rnd: str, body: dict[str, Any]) -> Submission:
+    command = as_command(kind, body)
+    return Submission(kind, table, rnd, command, None, asyncio.get_running_loop().create_future())
 
 
 async def build(
@@ -96,7 +100,8 @@ async def main() -> None:
     try:
         await migrate(database.dsn)
         pool = await create_pool(database.dsn)
-        config = floor_config(load_floor(bench_floor()))
+        # The demo floor's must-hit-by levels seal their triggers: the demo's key.
+        config = floor_config(load_floor(bench_floor()), DEMO_KEY)
         clock = Clock()
         writer = Writer(FloorState(config), PostgresJournal(pool), WriterSettings(clock=clock))
         await writer.recover()

@@ -164,7 +164,7 @@ def measure(rounds: int, args: argparse.Namespace) -> list[tuple[dict[str, float
         stdout=subprocess.DEVNULL,
     )
     noop_url, bets_url = f"http://127.0.0.1:{noop_port}/noop", f"http://127.0.0.1:{port}"
-    pairs = []
+    pairs: list[tuple[dict[str, float], ...]] = []
     try:
         wait_for_port(noop_port)
         wait_health(f"{bets_url}/health", seconds=1800)  # loading a large snapshot

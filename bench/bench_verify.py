@@ -62,6 +62,7 @@ from jackpot.money import parse_money, parse_rate  # noqa: E402
 from tables.bets import TableSettings  # noqa: E402
 from tables.cards import DECK  # noqa: E402
 from tables.games import game  # noqa: E402
+from tests.support import as_command  # noqa: E402  (fields as the state reads them)
 
 GAMES = (
     ("casino_stud", "stud", 5),
@@ -94,7 +95,16 @@ class ListJournal:
     async def save_snapshot(self, seq: int, taken_at_ms: int, packed: bytes) -> None:
         self.snapshots[seq] = unpack_bytes(packed, seq)
 
+    async def ping(self) -> None:
+        pass
+
     async def latest_snapshot(self) -> tuple[int, bytes] | None:
+        return None
+
+    async def latest_snapshot_seq(self) -> int | None:
+        return None
+
+    async def snapshot_before(self, at_ms: int, upto_seq: int) -> tuple[int, bytes] | None:
         return None
 
     async def snapshot_seqs(self) -> list[int]:
@@ -178,7 +188,7 @@ async def write(
     while len(journal.rows) < entries:
         at, _, table, kind, round_id, body = events[0]
         # The writer's timer: it wakes up to finalise (and prune) when that is due.
-        sleep = writer.sleep_s()
+        sleep = writer.timer.sleep_s()
         if sleep is not None and clock[0] + int(sleep * 1000) + 1 < at:
             clock[0] += max(1, int(sleep * 1000) + 1)
             await _process(writer, None)
@@ -191,7 +201,8 @@ async def write(
             n += 1
             round_id = f"R{n}"
             bets = _bets(rng, at - 20, name == "singapore_stud")
-            await _process(writer, Submission("bets", table, round_id, bets, None,
+            command = as_command("bets", bets)
+            await _process(writer, Submission("bets", table, round_id, command, None,
                                               loop.create_future()))  # fmt: skip
             later = at + outcome_ms * rng.randrange(70, 130) // 100
             if rng.random() < 0.01:
@@ -204,7 +215,10 @@ async def write(
             gap = round_ms * rng.randrange(67, 133) // 100
             heapq.heappush(events, (max(later, at + gap) + 30, n, table, "next", "", {"i": i}))
             continue
-        await _process(writer, Submission(kind, table, round_id, body, None, loop.create_future()))
+        command = as_command(kind, body)
+        await _process(
+            writer, Submission(kind, table, round_id, command, None, loop.create_future())
+        )
     del journal.rows[entries:]
     journal.snapshots = {seq: text for seq, text in journal.snapshots.items() if seq < entries}
     return journal

@@ -328,7 +328,7 @@ async def hold_screens(port: int, wanted: list[tuple[str, bool]], conn: Connecti
     errors = [repr(r) for r in results if isinstance(r, BaseException)]
     conn.send({"opened": len(wanted) - len(errors), "errors": errors[:3]})
     stop: asyncio.Future[None] = loop.create_future()
-    loop.add_reader(conn.fileno(), lambda: stop.done() or stop.set_result(None))
+    loop.add_reader(conn.fileno(), lambda: None if stop.done() else stop.set_result(None))
     await stop
     loop.remove_reader(conn.fileno())
     conn.recv()

@@ -78,12 +78,12 @@ def floor_text(tables: int, tables_per_link: int = 10) -> str:
         "max_clock_skew_ms = 2000",
         "dual_control = false",
     ]
-    for link in sorted({link for link in links.values() if link is not None}):
+    for link_id in sorted({link for link in links.values() if link is not None}):
         lines += [
             "",
             "[[links]]",
-            f'id = "{link}"',
-            f'name = "Bench {link}"',
+            f'id = "{link_id}"',
+            f'name = "Bench {link_id}"',
             "  [[links.meters]]",
             f'  id = "{METER}"',
             '  name = "Major"',
