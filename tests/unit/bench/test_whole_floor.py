@@ -4,28 +4,11 @@ of screens' meter values to acknowledged bets (event-to-screen), and the floor i
 from __future__ import annotations
 
 import hashlib
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
 
 from app.config.floor_file import parse_floor
+from tests.unit.bench.loading import load_bench
 
-
-def load_whole_floor() -> ModuleType:
-    """The bench's module by its path: bench/ holds scripts, not a package."""
-    if "whole_floor" in sys.modules:
-        return sys.modules["whole_floor"]
-    path = Path(__file__).resolve().parents[3] / "bench" / "whole_floor.py"
-    spec = importlib.util.spec_from_file_location("whole_floor", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["whole_floor"] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-wf = load_whole_floor()
+wf = load_bench("whole_floor")
 BLACKOUT = 250
 
 

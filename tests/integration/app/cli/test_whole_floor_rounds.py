@@ -11,9 +11,9 @@ from pathlib import Path
 from app.cli.simulated_rounds import read_tables
 from app.config.floor_file import parse_floor
 from tests.integration.app.support import build_server, running
-from tests.unit.bench.test_whole_floor import load_whole_floor
+from tests.unit.bench.loading import load_bench
 
-wf = load_whole_floor()
+wf = load_bench("whole_floor")
 
 
 async def test_the_benchs_rounds_are_accepted_at_every_table(tmp_path: Path) -> None:
