@@ -66,26 +66,28 @@ def settle_pruned(state: FloorData, since: int, since_meter: int = 0) -> list[Pa
     """The fixed awards of the rounds just pruned (`floor.past_fixed[since:]`) that are
     void or paid leave memory; the final unpaid ones stay listed there. Likewise their
     meter awards (`floor.past_meter[since_meter:]`)."""
+    # Only the just pruned are taken off and put back: the unpaid ones before them (the
+    # casino's liability, as long as it grows) are not copied at every finalize.
     past_fixed = state.floor.past_fixed
     gone: list[PastAward] = []
-    kept = past_fixed[:since]
-    for past in past_fixed[since:]:
+    pruned = past_fixed[since:]
+    del past_fixed[since:]
+    for past in pruned:
         payment = _paid(state, fixed_award_id(past.table, past.round, past.award))
         if past.voided or payment is not None:
             gone.append(_leave(state, past, payment))
         else:
-            kept.append(past)
-    past_fixed[:] = kept
+            past_fixed.append(past)
     past_meter = state.floor.past_meter
-    kept_meter = past_meter[:since_meter]
-    for award_id in past_meter[since_meter:]:
+    pruned_meter = past_meter[since_meter:]
+    del past_meter[since_meter:]
+    for award_id in pruned_meter:
         award = state.floor.awards[award_id]
         payment = _paid(state, award_id)
         if _passed(award) and (award.state == VOID or payment is not None):
             gone.append(_leave_meter(state, award, payment))
         else:
-            kept_meter.append(award_id)
-    past_meter[:] = kept_meter
+            past_meter.append(award_id)
     return gone
 
 
