@@ -12,11 +12,9 @@ BENCH = Path(__file__).resolve().parents[3] / "bench"
 
 def load_bench(name: str) -> ModuleType:
     """bench/<name>.py as the module `name` (its dataclasses look their module up in
-    sys.modules; its siblings import each other by name, from bench/)."""
+    sys.modules)."""
     if name in sys.modules:
         return sys.modules[name]
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))
     spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
