@@ -48,6 +48,8 @@ from typing import Any, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from jackpot.money import CENT, Money, format_money, parse_money  # noqa: E402
+
 LINK = "bench"
 METERS = [("major", "Major"), ("minor", "Minor")]
 
@@ -194,13 +196,12 @@ WRAP_US = 10**11
 
 
 def send_time_value(now_us: int) -> str:
-    sent = now_us % WRAP_US
-    return f"{sent // 100}.{sent % 100:02d}"
+    return format_money(Money(now_us % WRAP_US * CENT))
 
 
 def latency_us(value: bytes, now_us: int) -> int:
     """From a meter's value made by `send_time_value` to `now_us`."""
-    return (now_us - int(value.replace(b".", b""))) % WRAP_US
+    return (now_us - parse_money(value.decode()) // CENT) % WRAP_US
 
 
 async def publish(broadcaster: Any, rate: float) -> None:
